@@ -4,7 +4,7 @@
 
 # %% ../nbs/00a_gaussian.ipynb #2f9a55b5
 from __future__ import annotations
-import warnings
+import math, warnings
 from functools import lru_cache
 import numpy as np
 from scipy import integrate, special

