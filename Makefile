@@ -34,8 +34,9 @@ chromium:
 export-check: $(STAMP)
 	$(PY) tools/check_export.py
 
+# two pytest workers on this 2-core machine, one BLAS thread each
 test: export-check chromium book
-	$(PY) -m pytest
+	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m pytest -n 2
 
 bench: $(STAMP)
 	for f in benchmarks/*.py; do echo "== $$f"; $(PY) $$f || exit 1; done

@@ -1,0 +1,79 @@
+"""Benchmarks of attnstat.rmt (plain script; prints timings and speed ratios).
+
+1. attention_error on a 50-point gamma grid (continuation + implicit derivative) vs a naive baseline
+   (each gamma solved from zero, derivative by central finite difference with two extra solves).
+2. one ridge_error call (closed form) vs a naive quadrature evaluation of the same deterministic
+   equivalent (Stieltjes transform by the Gauss–Chebyshev rule, derivative by finite difference).
+3. theory vs simulation at n = 2048, p = 1024 (c = 1/2), tanh, W = I, ||mu||^2 = 1: the cost of one
+   simulated trial (kernel, two Gram matrices, two eigendecompositions) and of the number of trials
+   needed for a standard error of 1e-3, against one theory call on the same 50-point grid.
+
+All times are CPU seconds of this process (time.process_time), single BLAS thread.
+
+Usage: OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/bench_rmt.py [--quick]
+"""
+import os
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")   # before numpy: CPU time = work, no thread spinning
+import sys, time, timeit
+import numpy as np
+from attnstat.fixed_point import fixed_point
+from attnstat.rmt import attention_error, ridge_error, empirical_errors, mp_rule, activation
+from attnstat.rmt import theory as T
+
+CLOCK = time.process_time   # CPU time of this process: robust to other jobs on a shared machine
+                             # (single-threaded numpy here; run with OPENBLAS_NUM_THREADS=1 for the simulation)
+def best(f, repeat=5):
+    ts = []
+    for _ in range(repeat):
+        t = CLOCK(); f(); ts.append(CLOCK() - t)
+    return min(ts)
+
+quick = "--quick" in sys.argv
+g = np.logspace(-5, 1, 50)
+kw = dict(c=0.5, gamma=g, mu=[1.0, 0.0], w_K=[0.6, 0.8], w_Q=[1.2, -0.3])
+attention_error("tanh", **kw)                                   # warm caches (Hermite, nodes)
+def cold(**k):
+    T._noise_solution.cache_clear()          # time the full solve, not the cached (delta, eta, theta)
+    return attention_error("tanh", **k)
+t_theory = best(lambda: cold(**kw))
+t_warm = best(lambda: attention_error("tanh", **kw))
+
+def naive():
+    act = activation("tanh")
+    act_, P = T._problem(act, 0.5, kw["mu"], kw["w_K"], kw["w_Q"], 0.0, None, True)   # same nodes as the fast path
+    out = []
+    for gi in g:
+        ys = []
+        for gg in (gi * (1 + 1e-4), gi * (1 - 1e-4)):
+            r = fixed_point(lambda x: T._fp_map(x, gg, P.c, P.a1, P.s2, P.d, P.rule), np.zeros(3), atol=1e-13, rtol=1e-13, max_iter=50_000)
+            ys.append(T._ybar(r.x, gg, P))
+        out.append(-gi * gi * (ys[0] - ys[1]) / (2e-4 * gi))
+    return np.array(out)
+t_naive = best(naive, repeat=1 if not quick else 1)
+gap = np.max(np.abs(naive() - attention_error("tanh", **kw))) if not quick else float("nan")
+print(f"[1] attention_error, 50-point gamma grid: {t_theory * 1e3:.0f} ms cold, {t_warm * 1e3:.0f} ms with the "
+      f"(mu, w)-independent fixed point cached "
+      f"(naive: {t_naive * 1e3:.0f} ms, ratio {t_naive / t_theory:.1f}x; max |difference| {gap:.1e})")
+
+n_call = 20000
+t_rr = timeit.Timer(lambda: ridge_error(c=0.5, gamma=1e-3, snr=1.0), timer=CLOCK).timeit(number=n_call) / n_call
+rule = mp_rule(0.5)
+def rr_naive(gamma=1e-3, c=0.5, snr=1.0, h=1e-4):
+    yb = lambda gg: 1 / (gg * (1 + (snr + c) * rule.integrate(lambda l: 1 / (l + gg))))
+    return -gamma**2 * (yb(gamma * (1 + h)) - yb(gamma * (1 - h))) / (2 * h * gamma)
+t_rr_naive = timeit.Timer(rr_naive, timer=CLOCK).timeit(number=2000) / 2000
+print(f"[2] ridge_error, one call: {t_rr * 1e6:.1f} us (naive quadrature: {t_rr_naive * 1e6:.0f} us, "
+      f"ratio {t_rr_naive / t_rr:.0f}x; |difference| {abs(rr_naive() - ridge_error(c=0.5, gamma=1e-3, snr=1.0)):.1e})")
+
+n, p, trials = (1024, 512, 2) if quick else (2048, 1024, 3)
+t = CLOCK()
+e = empirical_errors("tanh", n, p, [1.0], [0.0], [0.0], g, trials, 0)
+t_trial = (CLOCK() - t) / trials
+sd = float(np.max(e.attention.std(axis=0, ddof=1)))
+need = max(1, int(np.ceil((sd / 1e-3)**2)))
+need2 = max(1, int(np.ceil((sd / 5e-4)**2)))
+t_theory1 = best(lambda: cold(c=p / n, gamma=g, mu=[1.0], w_K=[0.0], w_Q=[0.0]))
+print(f"[3] n = {n}, p = {p}: one simulated trial {t_trial:.2f} s vs theory {t_theory1 * 1e3:.0f} ms "
+      f"(ratio {t_trial / t_theory1:.0f}x per trial); per-trial s.d. of E_Attn {sd:.4f} -> {need} trials for "
+      f"s.e. 1e-3: {need * t_trial:.0f} s, ratio {need * t_trial / t_theory1:.0f}x; {need2} trials for s.e. 5e-4: "
+      f"ratio {need2 * t_trial / t_theory1:.0f}x")

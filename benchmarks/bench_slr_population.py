@@ -1,0 +1,69 @@
+"""Benchmark of the SLR population routines (plain script; prints timings and speed ratios).
+
+1. `optimal_population_risk` for softmax in spiked-SLR (target < 0.2 s), against the same optimisation on the
+   Monte Carlo route (2e5 sequences, common random numbers).
+2. One risk-vs-nu curve of 50 points for the four activations (target < 10 s), warm starts vs cold starts.
+3. The Laplace route vs Monte Carlo at the same accuracy 1e-4 on A and B (target ratio > 100), and the
+   cost of the Laplace route as L grows (independent of L).
+
+Run: .venv/bin/python benchmarks/bench_slr_population.py
+
+OpenBLAS: on a small, shared machine the BLAS thread pool makes every iteration of scipy's L-BFGS-B several
+times slower (thread wake-ups); the script therefore pins one BLAS thread unless OPENBLAS_NUM_THREADS is set.
+"""
+import os
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+import math, time, statistics
+import numpy as np
+from attnstat.slr import SpikedSLR, optimal_population_risk, optimal_risk_curve, risk_terms
+from attnstat.slr.population import _mc_AB, _MC_CACHE
+from attnstat.slr.activations import softmax
+
+
+def timed(f, repeat=5):
+    ts = []
+    for _ in range(repeat):
+        t0 = time.perf_counter(); out = f(); ts.append(time.perf_counter() - t0)
+    return statistics.median(ts), out
+
+
+print(f"OPENBLAS_NUM_THREADS={os.environ['OPENBLAS_NUM_THREADS']}, cores={os.cpu_count()}")
+
+# 1. softmax optimum
+model = SpikedSLR(3, 2.0)
+t_opt, r = timed(lambda: optimal_population_risk(model, "softmax"))
+t_mc, r_mc = timed(lambda: optimal_population_risk(model, "softmax", method="monte carlo", n_mc=200_000, seed=0), repeat=1)
+print(f"[1] softmax optimum, spiked L=3 nu=2: {t_opt * 1e3:.1f} ms (target < 200 ms), risk {r.risk:.6f} "
+      f"(accuracy {r.err:.1e}); Monte Carlo route {t_mc:.2f} s, risk {r_mc.risk:.4f} ± {r_mc.err:.4f}; "
+      f"ratio {t_mc / t_opt:.0f}x")
+
+# 2. a 50-point curve for the four activations
+nus = np.linspace(0.2, 10.0, 50)
+models = [SpikedSLR(3, nu) for nu in nus]
+tot_w = tot_c = cpu_w = 0.0
+for act in ("softmax", "linear", "erf", "softplus"):
+    c0 = time.process_time()
+    t0 = time.perf_counter(); warm = optimal_risk_curve(models, act); tw = time.perf_counter() - t0
+    cpu_w += time.process_time() - c0
+    t0 = time.perf_counter(); cold = optimal_risk_curve(models, act, warm=False); tc = time.perf_counter() - t0
+    dev = max(abs(a.risk - b.risk) for a, b in zip(warm, cold))
+    tot_w += tw; tot_c += tc
+    print(f"[2] {act:8s} 50 points: warm starts {tw:.2f} s, cold starts {tc:.2f} s, max |warm - cold| = {dev:.1e}")
+print(f"[2] four activations, 50 points: {tot_w:.2f} s wall ({cpu_w:.2f} s CPU) with warm starts (target < 10 s); "
+      f"cold starts {tot_c:.2f} s; ratio {tot_c / tot_w:.1f}x; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+
+# 3. Laplace vs Monte Carlo at accuracy 1e-4
+m_k, q_k, target = 1.0, 1.5, 1e-4
+t_lap, t = timed(lambda: risk_terms(model, "softmax", m_k, q_k, accuracy=False), repeat=20)
+t_acc = risk_terms(model, "softmax", m_k, q_k)
+a, b = _mc_AB(model, softmax, m_k, q_k, 0.0, 100_000, 99, per_sample=True)
+n_req = int(math.ceil(max(a.std(), b.std())**2 / target**2))
+_MC_CACHE.clear()
+t0 = time.perf_counter(); A, B, eA, eB = _mc_AB(model, softmax, m_k, q_k, 0.0, n_req, 1234); t_mcr = time.perf_counter() - t0
+_MC_CACHE.clear()
+print(f"[3] Laplace A, B: {t_lap * 1e3:.2f} ms, accuracy {max(t_acc.err_A, t_acc.err_B):.1e}; "
+      f"Monte Carlo needs n = {n_req:,} for standard error {target:g}: {t_mcr:.2f} s "
+      f"(|A_MC - A| = {abs(A - t.A):.1e}, s.e. {eA:.1e}); ratio {t_mcr / t_lap:.0f}x (target > 100x)")
+for L in (2, 10, 100, 1000):
+    tL, _ = timed(lambda: risk_terms(SpikedSLR(L, 2.0), "softmax", m_k, q_k, accuracy=False), repeat=10)
+    print(f"[3] Laplace route at L = {L:4d}: {tL * 1e3:.2f} ms")

@@ -1,0 +1,156 @@
+"""The `attnstat` command: every subcommand, --help, --json, one-line errors with exit status 2, reproduce --quick."""
+import json, subprocess, sys
+from pathlib import Path
+import pytest
+from click.testing import CliRunner
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path: sys.path.insert(0, str(ROOT))
+from attnstat.cli import cli
+from attnstat.figures import FIGURES
+from attnstat.sweep import read_sweep
+from attnstat import __version__
+
+def run(*args):
+    # mix_stderr was removed in click 8.2, where stdout and stderr are captured apart by default
+    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+def one_line_error(res):
+    "The error output: exactly one non-empty line starting with 'Error:' and no traceback."
+    err = (res.stderr if hasattr(res, "stderr") else res.output).strip()
+    assert "Traceback" not in res.output and "Traceback" not in err
+    lines = [l for l in err.splitlines() if l.strip()]
+    assert len(lines) == 1 and lines[0].startswith("Error: "), lines
+    return lines[0]
+
+# Each subcommand with cheap arguments; the JSON keys checked are the ones scripts rely on.
+CASES = {
+    "slr bayes": (["slr", "bayes", "--nu", "2", "--L", "3"], ["risk", "excess", "method"]),
+    "slr population (optimal)": (["slr", "population", "--nu", "1", "--activation", "linear"], ["risk", "m_k", "q_k"]),
+    "slr population (overlaps)": (["slr", "population", "--nu", "1", "--m-k", "0.5", "--q-k", "0.5", "--m-v", "0.5",
+                                   "--q-v", "0.5"], ["risk", "A", "B"]),
+    "slr bayes (finite alpha)": (["slr", "bayes", "--nu", "2", "--alpha", "2", "--n-mc", "1000"], ["error", "risk", "q_k"]),
+    "slr replica": (["slr", "replica", "--nu", "2", "--activation", "softmax", "--alpha", "2", "--n-mc", "300"],
+                    ["alpha", "test_error", "converged", "m_k"]),
+    "slr simulate": (["slr", "simulate", "--nu", "2", "--alpha", "2", "--D", "20", "--n-test", "200"],
+                     ["test_error", "train_loss", "m_k", "converged"]),
+    "rmt hermite": (["rmt", "hermite", "--f", "relu"], ["a0", "a1", "sigma2"]),
+    "rmt error": (["rmt", "error", "--f", "tanh", "--c", "0.5", "--gamma", "0.1,1", "--snr", "2", "--phi", "0.3"],
+                  ["gamma", "E_attn", "E_rr", "difference"]),
+    "rmt simulate": (["rmt", "simulate", "--n", "48", "--p", "24", "--trials", "2", "--gamma", "0.1,1"],
+                     ["gamma", "attention", "ridge", "attention_se"]),
+}
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_subcommand_text_and_json(name):
+    args, keys = CASES[name]
+    text = run(*args)
+    assert text.exit_code == 0, text.output
+    assert all(k in text.output for k in keys[:1])
+    res = run(*args, "--json")
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout) # strict JSON on stdout
+    assert all(k in data for k in keys), (keys, list(data))
+
+def test_values_match_library():
+    "The command prints what the library returns for the same parameter names."
+    from attnstat.slr.models import SpikedSLR
+    from attnstat.slr.population import bayes_risk
+    from attnstat.rmt.theory import ridge_error
+    data = json.loads(run("slr", "bayes", "--nu", "2", "--L", "3", "--noise", "0.1", "--json").stdout)
+    assert data["risk"] == pytest.approx(bayes_risk(SpikedSLR(3, 2.0, noise=0.1)).risk, rel=1e-12)
+    data = json.loads(run("rmt", "error", "--c", "0.5", "--gamma", "0.1,1", "--snr", "2", "--json").stdout)
+    assert data["E_rr"] == pytest.approx(ridge_error(c=0.5, gamma=[0.1, 1.0], snr=2.0), rel=1e-12)
+
+def test_help_everywhere():
+    for group, subs in cli.commands.items():
+        assert run(group, "--help").exit_code == 0
+        for sub in getattr(subs, "commands", {}):
+            res = run(group, sub, "--help")
+            assert res.exit_code == 0 and "--json" in res.output, (group, sub)
+    assert __version__ in run("--version").output
+
+@pytest.mark.parametrize("args, option, rng", [
+    (["slr", "bayes", "--nu", "-1"], "--nu", "[0.0, inf]"),
+    (["slr", "bayes", "--nu", "1", "--noise", "-0.5"], "--noise", "[0.0, inf]"),
+    (["slr", "bayes", "--nu", "1", "--L", "0"], "--L", "1"),
+    (["slr", "population", "--nu", "1", "--m-k", "1", "--q-k", "0.5", "--m-v", "0", "--q-v", "0"], "--q-k", "m_k^2"),
+    (["slr", "population", "--nu", "1", "--activation", "relu"], "--activation", "softmax"),
+    (["slr", "replica", "--nu", "1", "--alpha", "-1"], "--alpha", "(0.0, inf]"),
+    (["slr", "replica", "--nu", "1", "--alpha", "1", "--lam", "0"], "--lam", "(0.0, inf]"),
+    (["slr", "simulate", "--nu", "1", "--alpha", "1", "--D", "1"], "--D", "[2, inf]"),
+    (["slr", "bayes", "--nu", "1", "--alpha", "0"], "--alpha", "(0.0, inf]"),
+    (["rmt", "error", "--c", "-1"], "--c", "(0.0, inf]"),
+    (["rmt", "error", "--gamma", "0,1"], "--gamma", "(0"),
+    (["rmt", "simulate", "--n", "1"], "--n", "[2, inf]"),
+    (["rmt", "hermite", "--f", "nope"], "--f", "tanh"),
+    (["reproduce", "--jobs", "0"], "--jobs", "[1, inf]"),
+    (["reproduce", "--only", "no_such_figure"], "--only", sorted(FIGURES)[0]),
+    (["reproduce", "--backend", "dask"], "--scheduler", "tcp://"),
+])
+def test_bad_value_one_line_exit_2(args, option, rng):
+    res = run(*args)
+    assert res.exit_code == 2, res.output
+    line = one_line_error(res)
+    assert option in line and rng in line, line
+
+def test_missing_overlaps_and_bad_type():
+    res = run("slr", "population", "--nu", "1", "--m-k", "0.5")
+    assert res.exit_code == 2 and "--q-k" in one_line_error(res)
+    res = run("slr", "bayes", "--nu", "abc")
+    assert res.exit_code == 2 and "--nu" in one_line_error(res)
+
+def test_console_script_module_entry():
+    "The module runs as a script (python -m attnstat.cli) with the same one-line error and exit status."
+    p = subprocess.run([sys.executable, "-m", "attnstat.cli", "slr", "bayes", "--nu", "-2"], cwd=ROOT,
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2 and p.stderr.strip().count("\n") == 0 and "--nu" in p.stderr, p.stderr
+
+def test_reproduce_quick_one_figure(tmp_path):
+    "reproduce --quick --only attention_vs_ridge writes CSV (with header), PNG and PDF, and resumes from the CSV."
+    name = "attention_vs_ridge"
+    res = run("reproduce", "--quick", "--only", name, "--out", str(tmp_path), "--jobs", "2")
+    assert res.exit_code == 0, res.output
+    for ext in ("csv", "png", "pdf"):
+        f = tmp_path / f"{name}-quick.{ext}"
+        assert f.exists() and f.stat().st_size > 1000, f
+    header, rows = read_sweep(tmp_path / f"{name}-quick.csv")
+    assert header["version"] == __version__ and header["seed"] == FIGURES[name].seed
+    assert header["params"]["quick"] is True and header["params"]["figure"] == name
+    assert len(rows) == len(FIGURES[name].points(True))
+    assert name in res.stdout and "seconds" in res.stdout # the summary table
+    # Interrupted run: drop half of the rows; the rerun recomputes only those and reports the rest as cached.
+    lines = (tmp_path / f"{name}-quick.csv").read_text().splitlines(keepends=True)
+    keep = [l for l in lines if l.startswith("#")] + [l for l in lines if not l.startswith("#")][: 1 + len(rows) // 2]
+    (tmp_path / f"{name}-quick.csv").write_text("".join(keep))
+    res = run("reproduce", "--quick", "--only", name, "--out", str(tmp_path), "--json", "--no-progress")
+    summary = json.loads(res.stdout)["figures"][0]
+    assert summary["cached"] == len(rows) // 2 and summary["points"] == len(rows)
+    assert read_sweep(tmp_path / f"{name}-quick.csv")[1].__len__() == len(rows)
+
+def _toy_point(x, seed=None):
+    import numpy as np
+    return {"y": x * x, "draw": float(np.random.default_rng(seed).normal())}
+
+def _toy_plot(fig, rows, quick):
+    ax = fig.subplots(); ax.plot([r["x"] for r in rows], [r["y"] for r in rows], "o-", label="toy"); ax.legend()
+
+def test_reproduce_on_dask_cluster(tmp_path, monkeypatch):
+    "attnstat reproduce --backend dask --scheduler ADDRESS on a LocalCluster bound to 127.0.0.1."
+    distributed = pytest.importorskip("dask.distributed", reason="the optional 'cluster' extra is not installed")
+    import attnstat.figures as F
+    toy = F.FigureRecipe("toy", "toy", lambda q: [{"x": float(x)} for x in range(6)], _toy_point, _toy_plot,
+                         lambda q: {"n": 6}, seed=4, seconds=(1, 1))
+    monkeypatch.setattr(F, "FIGURES", {"toy": toy})
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, protocol="tcp", host="127.0.0.1",
+                                  dashboard_address=None) as cluster:
+        res = run("reproduce", "--quick", "--out", str(tmp_path), "--backend", "dask", "--scheduler",
+                  cluster.scheduler_address, "--json", "--no-progress")
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["figures"][0]["points"] == 6
+    header, rows = read_sweep(tmp_path / "toy-quick.csv")
+    assert sorted(r["y"] for r in rows) == [x * x for x in range(6)] and header["seed"] == 4
+    # the same sweep with local processes gives the same rows (seeds depend on the points only)
+    local = run("reproduce", "--quick", "--out", str(tmp_path / "local"), "--jobs", "1", "--no-progress")
+    assert local.exit_code == 0
+    assert sorted(map(str, read_sweep(tmp_path / "local" / "toy-quick.csv")[1])) == sorted(map(str, rows))

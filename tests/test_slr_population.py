@@ -1,0 +1,217 @@
+"""Population risk of SLR: every deterministic route against Monte Carlo, the Laplace identity up to nu = 50,
+the Bayes risk and the Nishimori property, the optimiser, the asymptotic laws, and the population risk against
+the empirical risk of the actual predictor on D-dimensional data.
+
+Unless stated otherwise the tolerance is 5 Monte Carlo standard errors (fixed seeds): a correct formula fails
+such a test with probability < 1e-6 per comparison."""
+import math
+import numpy as np
+import pytest
+from attnstat.slr import (SpikedSLR, MaxSLR, teacher, softmax, softplus, linear, erf, risk_terms, population_risk,
+                          population_risk_mc, empirical_risk, optimal_population_risk, optimal_risk_curve, bayes_risk,
+                          bayes_risk_L2, bayes_risk_mc, expected_max_gaussian, linear_optimal_risk,
+                          linear_spiked_asymptote, bayes_spiked_asymptote, SOFTMAX_DECAY_RATE)
+from attnstat.slr.population import _laplace_AB, _mc_AB
+
+UNIF3 = {1: 1 / 3, 2: 1 / 3, 3: 1 / 3}
+
+
+def _agree(t, mc, k=5.0):
+    assert abs(t.A - mc.A) < k * mc.err_A, (t, mc)
+    assert abs(t.B - mc.B) < k * mc.err_B, (t, mc)
+
+
+@pytest.mark.parametrize("model, act, m, q, c, route", [
+    (SpikedSLR(3, 2.0), "linear", 0.8, 1.0, 0.0, "closed form"),
+    (SpikedSLR(UNIF3, 1.0), "linear", 1.3, 2.0, 0.0, "closed form"),
+    (MaxSLR(3, np.inf), "linear", 0.8, 1.0, 0.0, "closed form"),
+    (MaxSLR(UNIF3, np.inf), "linear", 0.5, 0.5, 0.0, "closed form"),
+    (SpikedSLR(3, 2.0), "erf", 0.7, 0.8, -0.5, "gauss-hermite"),
+    (MaxSLR(5, np.inf), "erf", 1.0, 1.2, 0.3, "gauss-hermite"),
+    (MaxSLR(3, 3.0), "erf", 1.0, 1.2, 0.3, "gauss-hermite"),
+    (MaxSLR(3, 3.0), "linear", 1.0, 1.2, 0.0, "gauss-hermite"),
+])
+def test_closed_forms_and_quadrature_against_monte_carlo(model, act, m, q, c, route):
+    t = risk_terms(model, act, m, q, c)
+    assert t.method == route and max(t.err_A, t.err_B) < 1e-7
+    _agree(t, risk_terms(model, act, m, q, c, method="monte carlo", n_mc=200_000, seed=21))
+
+
+def test_erf_closed_form_and_expected_max():
+    from scipy.special import erf as E
+    t = risk_terms(SpikedSLR(2, 2.0), "erf", 0.9, 1.1, 0.4)
+    assert abs(t.A - (1 + E((0.4 + 0.9 * math.sqrt(2)) / math.sqrt(1 + 2 * 1.1)))) < 1e-12
+    assert abs(expected_max_gaussian(2) - 1 / math.sqrt(math.pi)) < 1e-13
+    assert abs(expected_max_gaussian(3) - 1.5 / math.sqrt(math.pi)) < 1e-13
+    G = np.random.default_rng(22).standard_normal((400_000, 10))
+    mx = G.max(1)
+    assert abs(expected_max_gaussian(10) - mx.mean()) < 5 * mx.std() / math.sqrt(len(mx))
+
+
+@pytest.mark.parametrize("act", ["softmax", "softplus"])
+@pytest.mark.parametrize("L, nu", [(2, 1.0), (3, 4.0), (10, 10.0), (2, 50.0), (10, 50.0)])
+def test_laplace_identity_against_monte_carlo(act, L, nu):
+    # points where 1 - A is not a rare event (at the Bayes point with nu = 50, 1 - A ~ 5e-7 and a Monte Carlo
+    # standard error from 6e4 samples is meaningless; that point is covered by the Nishimori and asymptotic tests)
+    model = SpikedSLR(L, nu)
+    for m, q in [(0.6, 1.0), (1.0, 1.5)]:
+        t = risk_terms(model, act, m, q)
+        assert t.method == "laplace" and max(t.err_A, t.err_B) < 1e-6
+        mc = risk_terms(model, act, m, q, method="monte carlo", n_mc=60_000, seed=23)
+        _agree(t, mc)
+        assert 0 < t.cA < 1 and abs(t.cA - (1 - t.A)) < 1e-12 and abs(t.cB - (1 - t.B)) < 1e-12
+
+
+def test_laplace_range_must_adapt():
+    """At nu = 50, m_k = 5, q_k = 125 the scores reach ~70, so the integrand sits near s = -70: a fixed range
+    [-30, 30] is wrong by O(1) while the adaptive one agrees with Monte Carlo."""
+    mu = 5 * math.sqrt(50)
+    A, B = _laplace_AB(softmax.log_a, mu, 125.0, {3: 1.0})
+    A_fix, _ = _laplace_AB(softmax.log_a, mu, 125.0, {3: 1.0}, s_grid=np.arange(-30, 30.001, 0.25))
+    mc = risk_terms(SpikedSLR(3, 50.0), "softmax", 5.0, 125.0, method="monte carlo", n_mc=40_000, seed=24)
+    assert abs(A - mc.A) < 5 * mc.err_A and abs(B - mc.B) < 5 * mc.err_B and abs(A_fix - mc.A) > 0.5
+
+
+def test_laplace_at_L_1000():
+    """L is only an exponent in the Laplace route (timings: benchmarks/bench_slr_population.py)."""
+    a2 = risk_terms(SpikedSLR(2, 3.0), "softmax", 1.0, 1.5)
+    a3 = risk_terms(SpikedSLR(1000, 3.0), "softmax", 1.0, 1.5)
+    assert a3.B < a2.B and 0 < a3.A < 1
+    # L = 1000 against Monte Carlo (the weights of 1000 tokens)
+    _agree(a3, risk_terms(SpikedSLR(1000, 3.0), "softmax", 1.0, 1.5, method="monte carlo", n_mc=4_000, seed=25))
+
+
+def test_bayes_risk_reference_values_and_L2_formula():
+    assert abs(bayes_risk(SpikedSLR(2, 1.0)).risk - 0.3249) < 5e-5
+    assert abs(bayes_risk(SpikedSLR(3, 2.0)).risk - 0.3524) < 5e-5
+    for nu in (0.1, 1.0, 3.0, 9.0, 25.0):
+        b = bayes_risk(SpikedSLR(2, nu), n=512)          # tolerance: 10x its own accuracy estimate
+        assert abs(b.risk - bayes_risk_L2(nu, n=1024)) < 10 * b.err + 1e-13
+        mc, se = bayes_risk_mc(SpikedSLR(2, nu), 100_000, seed=26)
+        assert abs(bayes_risk_L2(nu) - mc) < 5 * se
+
+
+@pytest.mark.parametrize("model", [SpikedSLR(3, 2.0, noise=0.3), SpikedSLR(UNIF3, 2.0), MaxSLR(3, 2.0),
+                                   MaxSLR(UNIF3, 4.0), MaxSLR(4, np.inf, noise=0.2), MaxSLR(4, 0.0)])
+def test_bayes_risk_against_monte_carlo(model):
+    th = bayes_risk(model)
+    mc, se = bayes_risk_mc(model, 150_000, seed=27)
+    assert abs(th.risk - mc) < 5 * se + 1e-12
+    assert abs(th.excess - (th.risk - model.noise**2)) < 1e-15
+
+
+def test_variable_length_bayes_is_the_mixture():
+    parts = [bayes_risk(SpikedSLR(L, 2.0)).risk if L > 1 else 0.0 for L in (1, 2, 3)]
+    assert abs(bayes_risk(SpikedSLR(UNIF3, 2.0)).risk - np.mean(parts)) < 1e-12
+
+
+@pytest.mark.parametrize("model", [SpikedSLR(2, 1.0), SpikedSLR(3, 2.0), SpikedSLR(UNIF3, 5.0), SpikedSLR(50, 8.0)])
+def test_nishimori_spiked(model):
+    """softmax at k = c_nu k*, v = v*: A = B (tolerance from the route's accuracy) and risk = Bayes risk."""
+    t = risk_terms(model, "softmax", model.c_nu, model.c_nu**2)
+    tol = 10 * (t.err_A + t.err_B) + 1e-13
+    assert abs(t.A - t.B) < tol
+    r = population_risk(model, "softmax", model.c_nu, model.c_nu**2, 1.0, 1.0)
+    assert abs(r.risk - bayes_risk(model).risk) < 2 * tol
+
+
+@pytest.mark.parametrize("model", [MaxSLR(3, 2.0), MaxSLR(UNIF3, 1.0)])
+def test_nishimori_max(model):
+    a, b = _mc_AB(model, softmax, model.c_nu, model.c_nu**2, 0.0, 200_000, 28, per_sample=True)
+    d = a - b
+    assert abs(d.mean()) < 5 * d.std() / math.sqrt(len(d))
+    mc_risk = population_risk(model, "softmax", model.c_nu, model.c_nu**2, 1.0, 1.0, n_mc=200_000, seed=28)
+    assert abs(mc_risk.risk - bayes_risk(model).risk) < 5 * mc_risk.err
+
+
+def test_optimiser_softmax_is_bayes():
+    for model in [SpikedSLR(2, 1.0), SpikedSLR(3, 2.0), SpikedSLR(UNIF3, 6.0)]:
+        r = optimal_population_risk(model, "softmax")
+        assert abs(r.risk - bayes_risk(model).risk) < 1e-9
+        # the risk is quadratic at the optimum: a 1e-9 risk tolerance leaves ~1e-4..1e-3 on the overlaps
+        np.testing.assert_allclose([r.m_k, r.q_k, r.m_v, r.q_v], [model.c_nu, model.nu, 1, 1], atol=2e-3)
+    r = optimal_population_risk(MaxSLR(UNIF3, np.inf, noise=0.1), "softmax")
+    assert r.method == "hardmax limit" and r.risk == 0.1**2 and r.m_k == np.inf
+
+
+@pytest.mark.parametrize("model", [SpikedSLR(2, 3.0), SpikedSLR(5, 1.0), SpikedSLR(UNIF3, 2.0), MaxSLR(3, np.inf),
+                                   MaxSLR(UNIF3, np.inf), MaxSLR(30, np.inf), MaxSLR(3, 2.0)])
+def test_linear_closed_form_optimum(model):
+    """(3.4) and 1 - (1 + mu^2)/E[L] against the numerical optimum of the general (Gauss-Hermite) formula."""
+    r = optimal_population_risk(model, "linear", method="gauss-hermite")
+    assert abs(r.risk - linear_optimal_risk(model)) < 1e-9
+    assert abs(r.q_k - r.m_k**2) < 1e-6                    # the optimiser finds k parallel to k*
+
+
+@pytest.mark.parametrize("model, act", [(SpikedSLR(3, 2.0), "erf"), (SpikedSLR(UNIF3, 2.0), "softplus"),
+                                        (MaxSLR(3, np.inf), "erf"), (SpikedSLR(2, 4.0), "linear")])
+def test_population_optimum_against_monte_carlo(model, act):
+    """The risk reported at the optimum equals an independent 7-overlap Monte Carlo at those overlaps."""
+    r = optimal_population_risk(model, act)
+    M = np.diag([r.m_k, r.m_v]); Q = np.diag([r.q_k, r.q_v])
+    mc, se = population_risk_mc(model, act, M, Q, c=r.c, n=200_000, seed=29)
+    assert abs(mc - r.risk) < 5 * se
+    assert bayes_risk(model).risk <= r.risk + 1e-12
+
+
+def test_optimum_on_manifold():
+    """Moving any cross overlap off zero at the softplus optimum increases the (CRN) Monte Carlo risk."""
+    model = SpikedSLR(3, 2.0)
+    r = optimal_population_risk(model, "softplus")
+    M0 = np.diag([r.m_k, r.m_v]); base, _ = population_risk_mc(model, "softplus", M0, M0 @ M0.T, n=50_000, seed=30)
+    for d in (-0.25, 0.25):
+        for i, j in ((0, 1), (1, 0)):
+            M = M0.copy(); M[i, j] = d
+            assert population_risk_mc(model, "softplus", M, M @ M.T, n=50_000, seed=30)[0] > base
+        Q = M0 @ M0.T + abs(d) * np.array([[1, np.sign(d)], [np.sign(d), 1]])
+        assert population_risk_mc(model, "softplus", M0, Q, n=50_000, seed=30)[0] > base
+
+
+def test_softplus_at_nu_inf_is_capped_and_reported():
+    r = optimal_population_risk(MaxSLR(3, np.inf), "softplus", n_mc=20_000, m_k_cap=50.0)
+    assert r.capped and r.m_k_cap == 50.0 and r.method == "monte carlo" and r.err > 0
+    assert 0 < r.risk < linear_optimal_risk(MaxSLR(3, np.inf))
+
+
+def test_ordering_of_activations():
+    model = SpikedSLR(3, 4.0)
+    rs = {a: optimal_population_risk(model, a).risk for a in ("softmax", "softplus", "erf", "linear")}
+    assert rs["softmax"] < rs["softplus"] < rs["erf"] < rs["linear"]
+
+
+def test_curve_with_warm_starts_matches_cold_starts():
+    models = [SpikedSLR(3, nu) for nu in (1.0, 2.0, 3.0)]
+    warm = optimal_risk_curve(models, "erf")
+    cold = [optimal_population_risk(m, "erf") for m in models]
+    np.testing.assert_allclose([r.risk for r in warm], [r.risk for r in cold], atol=1e-7)
+
+
+def test_asymptotic_laws():
+    nus = [10.0, 20.0, 40.0, 80.0, 160.0]
+    for L in (2, 3):
+        ratio = np.array([bayes_risk(SpikedSLR(L, nu)).risk / bayes_spiked_asymptote(L, nu) for nu in nus])
+        assert np.all(np.diff(np.abs(ratio - 1)) < 0) and abs(ratio[-1] - 1) < 0.05
+        lin = np.array([linear_optimal_risk(SpikedSLR(L, nu)) / linear_spiked_asymptote(L, nu) for nu in nus])
+        np.testing.assert_allclose(lin, [1 / (1 + L * L / (nu * (L - 1))) for nu in nus], rtol=1e-12)
+    E = [bayes_risk(SpikedSLR(2, nu)).risk for nu in (120.0, 160.0)]
+    assert abs(math.log(E[1] / E[0]) / 40 + SOFTMAX_DECAY_RATE) < 0.01
+    lin_max = [linear_optimal_risk(MaxSLR(L, np.inf)) for L in (2, 3, 10, 50, 1000)]
+    assert abs(lin_max[0] - (0.5 - 1 / (2 * math.pi))) < 1e-13 and abs(lin_max[1] - (2 / 3 - 3 / (4 * math.pi))) < 1e-13
+    assert np.all(np.diff(lin_max) > 0) and lin_max[-1] > 0.9
+
+
+@pytest.mark.parametrize("model, act, seed", [(SpikedSLR(3, 2.0), "softmax", 31), (MaxSLR(UNIF3, 2.0), "erf", 32)])
+def test_population_risk_against_the_actual_predictor(model, act, seed):
+    """D = 500, 1e5 fresh sequences streamed in batches of 5000. The directions e1, e2 orthogonal to the teacher
+    make the scores exactly Gaussian, so the only error is Monte Carlo (population side: quadrature, or 2e5 MC)."""
+    D = 500
+    ks, vs = teacher(D, seed=seed)
+    rng = np.random.default_rng(seed + 100)
+    E = rng.standard_normal((D, 2)); U = np.stack([ks, vs], 1) / math.sqrt(D)
+    E -= U @ (U.T @ E); E, _ = np.linalg.qr(E); E *= math.sqrt(D)
+    m_k, r_k, m_v, r_v, c = 1.3, 0.6, 0.9, 0.4, 0.2
+    k = m_k * ks + r_k * E[:, 0]; v = m_v * vs + r_v * E[:, 1]
+    emp, se = empirical_risk(model, act, k, v, ks, vs, n=100_000, seed=seed, c=c, batch=5_000)
+    pop = population_risk(model, act, m_k, m_k**2 + r_k**2, m_v, m_v**2 + r_v**2, c=c)
+    assert pop.method in ("laplace", "gauss-hermite")
+    assert abs(emp - pop.risk) < 5 * se + pop.err

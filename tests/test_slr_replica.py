@@ -1,0 +1,124 @@
+"""Replica theory of SLR ERM and the finite-alpha Bayes-optimal error: checks against independent computations."""
+import math
+import numpy as np
+import pytest
+from scipy.optimize import minimize
+from attnstat.core import ConvergenceError
+from attnstat.slr import SpikedSLR, MaxSLR, softmax, linear, bayes_risk, linear_optimal_risk, optimal_population_risk
+from attnstat.slr.replica import (prox_objective, prox_newton, replica_erm, ridge_textbook, bayes_optimal_error,
+                                  channel_sample, replica_curve)
+
+def _rand_prox_problem(n=400, L=3, seed=0):
+    rng = np.random.default_rng(seed)
+    return 2 * rng.normal(size=(n, L)), rng.normal(size=(n, L)), rng.normal(size=n)
+
+@pytest.mark.parametrize("act", ["softmax", "linear", "erf", "softplus"])
+def test_prox_derivatives_match_finite_differences(act):
+    omk, omv, y = _rand_prox_problem()
+    chi = np.random.default_rng(1).normal(size=omk.shape)
+    phi, g, H = prox_objective(act, chi, omk, omv, y, 0.7, 0.4, c=0.2, derivatives=True)
+    h, E = 1e-5, np.eye(3)
+    gf = np.stack([(prox_objective(act, chi + h * E[j], omk, omv, y, 0.7, 0.4, c=0.2)
+                    - prox_objective(act, chi - h * E[j], omk, omv, y, 0.7, 0.4, c=0.2)) / (2 * h) for j in range(3)], -1)
+    Hf = np.stack([(prox_objective(act, chi + h * E[j], omk, omv, y, 0.7, 0.4, c=0.2, derivatives=True)[1]
+                    - prox_objective(act, chi - h * E[j], omk, omv, y, 0.7, 0.4, c=0.2, derivatives=True)[1]) / (2 * h) for j in range(3)], -1)
+    # central differences: truncation O(h^2) ~ 1e-10, rounding O(1e-16/h) ~ 1e-11 (times the scale of phi)
+    assert np.abs(g - gf).max() < 1e-6 and np.abs(H - Hf).max() < 1e-4
+
+@pytest.mark.parametrize("act", ["softmax", "linear"])
+def test_newton_prox_is_no_worse_than_lbfgs(act):
+    omk, omv, y = _rand_prox_problem(n=300)
+    chi, phi, left = prox_newton(act, omk, omv, y, 0.7, 0.4)
+    fg = lambda x: tuple(v.sum() if i == 0 else v.ravel() for i, v in
+                         enumerate(prox_objective(act, x.reshape(omk.shape), omk, omv, y, 0.7, 0.4, derivatives=True)[:2]))
+    res = minimize(fg, omk.ravel(), jac=True, method="L-BFGS-B", options=dict(gtol=1e-11, ftol=1e-16, maxiter=20000))
+    phi_l = prox_objective(act, res.x.reshape(omk.shape), omk, omv, y, 0.7, 0.4)
+    assert left == 0 and np.max(phi - phi_l) < 1e-9
+    # Newton is stationary: the gradient vanishes at its solution
+    assert np.abs(prox_objective(act, chi, omk, omv, y, 0.7, 0.4, derivatives=True)[1]).max() < 1e-7
+
+def test_ridge_closed_form_matches_random_matrix_trace():
+    X = np.random.default_rng(3).standard_normal((1500, 1000))
+    V_emp = np.trace(np.linalg.inv(X.T @ X / 1000 + 0.2 * np.eye(1000))) / 1000
+    assert abs(ridge_textbook(1.5, 0.2)["V"] - V_emp) < 0.01   # O(1/D) finite-size fluctuation of the trace
+
+@pytest.mark.parametrize("alpha,lam", [(2.0, 0.5), (0.7, 0.3)])
+def test_linear_channel_limit_is_textbook_ridge(alpha, lam):
+    """Linear attention with a huge lam_k: k = 0, f = sum_l z_l, i.e. ridge on u = sum x_l / sqrt(L) with teacher norm 1/L,
+    penalty lam/L and noise 1 - 1/L. The SLR replica map must give the textbook ridge fixed point."""
+    L = 3
+    r = replica_erm(SpikedSLR(L, 1.0), linear, alpha, lam, lam_k=1e4, n_mc=10_000, init="uninformed")
+    tb = ridge_textbook(alpha, lam / L, rho=1 / L, sigma2=1 - 1 / L)
+    # Monte Carlo: the conjugates fluctuate by O(alpha / sqrt(n_mc)) ~ 1e-2 relative at n_mc = 1e4; lam_k = 1e4 leaves m_k ~ 1e-4
+    assert abs(r.m_v - tb["m"]) < 0.01 + 0.02 * tb["m"]
+    assert abs(r.q_v - tb["q"] / L) < 0.01 + 0.02 * tb["q"] / L
+    # the test error 1 - 2 m_v A + q_v B (A ~ 1, B ~ L) inherits the overlap tolerances: 2 * 0.015 + L * 0.015 ~ 0.075
+    assert abs(r.test_error - tb["test_error"]) < 0.075
+    assert r.converged and r.residual < 1e-6
+
+@pytest.fixture(scope="module")
+def large_alpha():
+    m = SpikedSLR(3, 2.0)
+    S = channel_sample(m, 3000, 7)
+    out = {}
+    for act in ("softmax", "linear"):
+        out[act] = [replica_erm(m, act, a, 0.05, sample=S, atol=1e-5) for a in (10.0, 40.0)]
+    return m, out
+
+@pytest.mark.parametrize("act", ["softmax", "linear"])
+def test_large_alpha_approaches_population_optimum(large_alpha, act):
+    m, out = large_alpha
+    opt = bayes_risk(m).risk if act == "softmax" else float(linear_optimal_risk(m))
+    e10, e40 = out[act][0].test_error, out[act][1].test_error
+    se = out[act][1].test_error_se
+    # the ERM error must lie above the population optimum (up to MC error) and shrink towards it like O(1/alpha):
+    # from alpha = 10 to 40 the excess over the optimum should fall by about 4; we require at least a factor 2
+    assert e40 > opt - 3 * se - 2e-3
+    assert e40 - opt < 0.5 * (e10 - opt)
+    assert e40 < e10
+
+def test_softmax_beats_linear_along_alpha():
+    m = SpikedSLR(3, 1.0)
+    S = channel_sample(m, 3000, 3)
+    for a in (1.0, 10.0):
+        es = replica_erm(m, softmax, a, 0.1, sample=S, atol=1e-5)
+        el = replica_erm(m, linear, a, 0.1, sample=S, atol=1e-5)
+        assert es.test_error + 3 * es.test_error_se < el.test_error, (a, es.test_error, el.test_error)
+
+def test_bayes_optimal_spiked():
+    m = SpikedSLR(3, 2.0)
+    res = [bayes_optimal_error(m, a, n_mc=20_000) for a in (0.5, 1.0, 3.0, 10.0, 50.0)]
+    errs = [r.error for r in res]
+    assert all(a > b for a, b in zip(errs, errs[1:]))                     # decreasing in alpha
+    EB = bayes_risk(m).risk
+    assert EB < errs[-1] < EB + 0.02                                      # tends to the population Bayes risk
+    for r in res:
+        if r.q_v > 1 - 1e-7:                                              # perfect recovery of v*: q_k = alpha nu / (1 + alpha nu)
+            assert abs(r.q_k - r.alpha * 2.0 / (1 + r.alpha * 2.0)) < 1e-6
+    assert res[-1].q_v > 1 - 1e-7
+
+def test_bayes_optimal_closed_form_matches_posterior_mean_mc():
+    r = bayes_optimal_error(SpikedSLR(3, 1.0), 1.0, n_mc=40_000)
+    assert abs(r.error - r.error_mc) < 4 * r.error_se     # closed channel form vs direct MC error of the posterior mean
+
+def test_bayes_optimal_max_inf_decreases_to_zero():
+    m = MaxSLR(3, np.inf)
+    errs = [bayes_optimal_error(m, a, n_mc=3000, n_gh=32, atol=1e-6).error for a in (1.0, 4.0, 30.0)]
+    assert errs[0] > errs[1] > errs[2] and errs[2] < 0.05
+
+def test_errors():
+    m = SpikedSLR(2, 1.0)
+    with pytest.raises(ConvergenceError):
+        replica_erm(m, softmax, 3.0, 0.1, n_mc=500, max_iter=2)
+    for bad in (dict(alpha=0.0), dict(alpha=-1.0), dict(lam=-0.1), dict(lam=float("nan"))):
+        kw = dict(alpha=1.0, lam=0.1); kw.update(bad)
+        with pytest.raises(ValueError, match="alpha|lam"):
+            replica_erm(m, softmax, kw["alpha"], kw["lam"], n_mc=500)
+    with pytest.raises(ValueError, match="alpha"): bayes_optimal_error(m, 0.0)
+    with pytest.raises(ValueError, match="init"): replica_erm(m, softmax, 1.0, 0.1, init="clever", n_mc=500)
+    with pytest.raises(ValueError, match="n_mc"): replica_erm(m, softmax, 1.0, 0.1, n_mc=10)
+
+def test_replica_curve_rows():
+    rows = replica_curve(SpikedSLR(2, 2.0), softmax, [2.0, 3.0], 0.5, starts=("informed",), n_mc=1000, atol=1e-4, progress=False)
+    assert len(rows) == 4 and all(r["converged"] for r in rows)
+    assert all(r["branch"] == 0 for r in rows)     # up and down scans find the same (convex-like, lam = 0.5) branch

@@ -1,0 +1,114 @@
+"""attnstat.sweep: local processes, a Dask LocalCluster on loopback, the CSV cache and resumption."""
+import csv, sys, time
+from pathlib import Path
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path: sys.path.insert(0, str(ROOT))
+from attnstat.sweep import run_sweep, read_sweep, point_seed
+from attnstat import __version__
+
+def noisy(a, b, seed=None):
+    "A deterministic part and a seeded draw, so that runs can be compared value by value."
+    rng = np.random.default_rng(seed)
+    return {"sum": a * b, "draw": float(rng.normal()), "n": 3}
+
+POINTS = [{"a": a, "b": b} for a in range(5) for b in (0.25, 2.0)]
+
+def test_local_processes_match_sequential(tmp_path):
+    seq = run_sweep(noisy, POINTS, jobs=1, seed=11, progress=False)
+    par = run_sweep(noisy, POINTS, jobs=2, backend="loky", seed=11, progress=False)
+    assert seq == par # the order of points and the per-point seeds do not depend on the backend
+    assert [r["sum"] for r in seq] == [p["a"] * p["b"] for p in POINTS]
+    assert len({r["draw"] for r in seq}) == len(POINTS) # independent seeds
+    assert seq[3]["seed"] == point_seed(11, POINTS[3])
+
+def test_cache_header_and_resume(tmp_path, capsys):
+    cache = tmp_path / "sub" / "sweep.csv"
+    full = run_sweep(noisy, POINTS, cache=cache, params={"what": "test", "n": 3}, seed=5, progress=True, desc="toy")
+    err = capsys.readouterr().err
+    assert "toy" in err and "10/10" in err # the tqdm bar was shown
+    text = cache.read_text().splitlines()
+    assert text[0] == "# attnstat sweep"
+    header, rows = read_sweep(cache)
+    assert header["params"] == {"what": "test", "n": 3}
+    assert header["version"] == __version__ and header["seed"] == 5
+    assert len(rows) == len(POINTS)
+    # The file is a plain CSV after its comment lines, readable by any CSV reader.
+    with open(cache) as f:
+        plain = list(csv.DictReader(l for l in f if not l.startswith("#")))
+    assert sorted(float(r["sum"]) for r in plain) == sorted(r["sum"] for r in full)
+    # Simulate an interruption: keep 4 complete rows and half of the fifth.
+    lines = cache.read_text().splitlines(keepends=True)
+    first = next(i for i, l in enumerate(lines) if not l.startswith("#")) + 1
+    cache.write_text("".join(lines[:first + 4]) + lines[first + 4][:5])
+    calls = []
+    def counted(a, b, seed=None):
+        calls.append((a, b)); return noisy(a, b, seed)
+    resumed = run_sweep(counted, POINTS, cache=cache, params={"what": "test", "n": 3}, seed=5, progress=False)
+    assert resumed == full
+    assert len(calls) == len(POINTS) - 4
+    assert len(read_sweep(cache)[1]) == len(POINTS)
+    # Extending the sweep computes only the new points.
+    calls.clear()
+    more = POINTS + [{"a": 9, "b": 1.0}]
+    ext = run_sweep(counted, more, cache=cache, params={"what": "test", "n": 3}, seed=5, progress=False)
+    assert ext[:-1] == full and calls == [(9, 1.0)]
+
+def test_cache_mismatch(tmp_path):
+    cache = tmp_path / "c.csv"
+    run_sweep(noisy, POINTS[:2], cache=cache, params={"x": 1}, seed=1, progress=False)
+    with pytest.raises(ValueError, match="other parameters"):
+        run_sweep(noisy, POINTS[:2], cache=cache, params={"x": 2}, seed=1, progress=False)
+    with pytest.raises(ValueError, match="other parameters"):
+        run_sweep(noisy, POINTS[:2], cache=cache, params={"x": 1}, seed=2, progress=False)
+    rows = run_sweep(noisy, POINTS[:2], cache=cache, params={"x": 2}, seed=1, progress=False, on_mismatch="restart")
+    assert read_sweep(cache)[0]["params"] == {"x": 2} and len(rows) == 2
+
+def test_failure_keeps_finished_points(tmp_path):
+    cache = tmp_path / "c.csv"
+    def fails_at_3(a, b, seed=None):
+        if a == 3: raise RuntimeError("boom")
+        return noisy(a, b, seed)
+    with pytest.raises(RuntimeError, match="boom"):
+        run_sweep(fails_at_3, POINTS, cache=cache, seed=0, progress=False)
+    kept = read_sweep(cache)[1]
+    assert 0 < len(kept) < len(POINTS) and all(r["a"] != 3 for r in kept)
+    assert run_sweep(noisy, POINTS, cache=cache, seed=0, progress=False) == run_sweep(noisy, POINTS, seed=0, progress=False)
+
+@pytest.mark.parametrize("kw, msg", [
+    (dict(jobs=0), "jobs must be"), (dict(backend="mpi"), "backend must be one of"),
+    (dict(scheduler="tcp://127.0.0.1:1"), "only used with backend='dask'"), (dict(seed=-1), "seed must be"),
+])
+def test_bad_arguments(kw, msg):
+    with pytest.raises(ValueError, match=msg):
+        run_sweep(noisy, POINTS, progress=False, **kw)
+
+def test_dask_local_cluster(tmp_path):
+    "The same sweep on a two-process Dask LocalCluster bound to 127.0.0.1 gives the same rows."
+    distributed = pytest.importorskip("dask.distributed", reason="the optional 'cluster' extra (dask[distributed]) is not installed")
+    expected = run_sweep(noisy, POINTS, seed=3, progress=False)
+    t0 = time.perf_counter()
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                  dashboard_address=None) as cluster:
+        assert cluster.scheduler_address.startswith("tcp://127.0.0.1:")
+        cache = tmp_path / "dask.csv"
+        rows = run_sweep(noisy, POINTS, backend="dask", scheduler=cluster.scheduler_address, cache=cache,
+                         seed=3, progress=False)
+        assert rows == expected
+        with distributed.Client(cluster.scheduler_address) as client:
+            # the work really ran on the cluster's worker processes
+            pids = run_sweep(_pid, [{"i": i} for i in range(8)], backend="dask", scheduler=client, progress=False)
+            worker_pids = set(client.run(lambda: __import__("os").getpid()).values())
+    assert {r["pid"] for r in pids} <= worker_pids
+    assert read_sweep(cache)[1] and time.perf_counter() - t0 < 60
+
+def _pid(i):
+    import os
+    return {"pid": os.getpid()}
+
+def test_dask_unreachable_scheduler():
+    pytest.importorskip("dask.distributed", reason="the optional 'cluster' extra is not installed")
+    with pytest.raises(ValueError, match="scheduler"):
+        run_sweep(noisy, POINTS[:1], backend="dask", scheduler="tcp://127.0.0.1:9", progress=False)
