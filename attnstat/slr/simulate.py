@@ -6,6 +6,8 @@
 from __future__ import annotations
 import contextlib, csv, json, math, os, time
 from threadpoolctl import threadpool_limits
+from functools import partial
+from ..sweep import run_sweep
 from dataclasses import dataclass, field, asdict
 from pathlib import Path
 import numpy as np
@@ -177,9 +179,10 @@ def cached_table(path, # CSV file of the cache
     save_table(path, rows, norm)
     return load_table(path)
 
-def _sim_row(model, act, alpha, lam, D, init, seed, kw):
-    r = simulate_erm(model, act, alpha, lam, D, init=init, seed=seed, **kw)
-    return dict(r.as_dict(), model=repr(model), activation=get_activation(act).name)
+def _sim_point(model, activation, lam, kw, alpha, init, seed, D):
+    "One ERM simulation as a flat row (runs in a sweep worker)."
+    r = simulate_erm(model, activation, alpha, lam, D, init=init, seed=seed, **kw)
+    return dict(r.as_dict(), model=repr(model), activation=get_activation(activation).name)
 
 def simulate_sweep(model:SLRModel, # SpikedSLR or MaxSLR
                    activation, # name or Activation
@@ -188,17 +191,18 @@ def simulate_sweep(model:SLRModel, # SpikedSLR or MaxSLR
                    D, # dimension (int) or a function alpha -> D (e.g. the paper's D = 10^4 / sqrt(alpha))
                    seeds=range(4), # seeds
                    inits=("informed", "random"), # starts
-                   n_jobs:int=1, # joblib workers
-                   progress:bool=True, # tqdm progress bar
+                   n_jobs:int=1, # parallel workers (local processes, or Dask workers)
+                   progress:bool=True, # tqdm progress bar with an ETA
+                   backend:str="loky", # joblib backend of `attnstat.sweep.run_sweep` ("dask" for a cluster)
+                   scheduler=None, # Dask scheduler address (backend="dask")
                    **kw, # passed to simulate_erm
                   ) -> list:
-    "ERM simulations over alphas x seeds x inits through joblib: a tidy list of rows."
-    from joblib import Parallel, delayed
-    from tqdm.auto import tqdm
+    "ERM simulations over alphas x inits x seeds through `attnstat.sweep.run_sweep`: a tidy list of rows."
     Dof = D if callable(D) else (lambda a: D)
-    jobs = [(a, i, s) for a in np.atleast_1d(alphas).tolist() for i in inits for s in seeds]
-    return Parallel(n_jobs=n_jobs)(delayed(_sim_row)(model, activation, a, lam, int(Dof(a)), i, s, kw)
-                                   for a, i, s in tqdm(jobs, disable=not progress, desc="simulate"))
+    points = [dict(alpha=float(a), init=i, seed=int(s), D=int(Dof(a)))
+              for a in np.atleast_1d(alphas).tolist() for i in inits for s in seeds]
+    return run_sweep(partial(_sim_point, model, activation, lam, kw), points, jobs=n_jobs, backend=backend,
+                     scheduler=scheduler, progress=progress, desc="simulate_erm")
 
 def summarise(rows:list, # rows of simulate_sweep
               by=("alpha", "init"), # grouping keys
