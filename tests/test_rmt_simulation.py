@@ -9,18 +9,7 @@ import numpy as np
 import pytest
 from attnstat.rmt import attention_theory, empirical_errors, diagonal_level, aligned_vectors
 
-try:    # single-threaded BLAS: as fast at these sizes and far steadier on a shared machine
-    from threadpoolctl import threadpool_limits
-except ImportError:
-    threadpool_limits = None
-
-@pytest.fixture(autouse=True)
-def _single_blas_thread():
-    if threadpool_limits is None:
-        yield
-    else:
-        with threadpool_limits(1):
-            yield
+# one BLAS thread per test: see tests/conftest.py
 
 
 P, N, TRIALS = 512, 1024, 6

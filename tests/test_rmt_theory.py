@@ -8,18 +8,7 @@ from attnstat.rmt import (mp_rule, spiked_rule, mp_stieltjes, bbp_outlier, kerne
                           ridge_error, ridge_error_ridgeless, hermite_coefficients, attention_kernel,
                           signal_plus_noise, ridge_errors, vectors_from_gram)
 
-try:    # single-threaded BLAS: as fast at these sizes and far steadier on a shared machine
-    from threadpoolctl import threadpool_limits
-except ImportError:
-    threadpool_limits = None
-
-@pytest.fixture(autouse=True)
-def _single_blas_thread():
-    if threadpool_limits is None:
-        yield
-    else:
-        with threadpool_limits(1):
-            yield
+# one BLAS thread per test: see tests/conftest.py
 
 
 Z3 = np.zeros(3)
