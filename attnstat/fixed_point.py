@@ -39,31 +39,51 @@ def fixed_point(F, # the map: F(x) -> array of the same shape as x
                 on_fail:str="raise", # "raise" a ConvergenceError, or "warn" and return converged=False
                 history:bool=False, # keep (x, residual) of every iteration
                 names:tuple|None=None, # names of the unknowns, for diagnostics
+                method:str="damped", # "damped" iteration, or "anderson" acceleration (mixing 1 - damping)
+                anderson_m:int=5, # number of past differences kept by Anderson acceleration
+                anderson_start:float=np.inf, # Anderson extrapolates only once the undamped residual is below this
                ) -> FixedPointResult:
-    "Solve x = F(x) by damped iteration, testing the undamped residual over all unknowns."
+    "Solve x = F(x) by damped (or Anderson-accelerated) iteration, testing the undamped residual over all unknowns."
     damping = check_real("damping", damping, lo=0.0, hi=1.0, hi_open=True)
     atol = check_positive("atol", atol, strict=False); rtol = check_positive("rtol", rtol, strict=False)
     if atol == 0 and rtol == 0: raise ValueError("atol and rtol must not both be 0")
     max_iter = check_int("max_iter", max_iter, lo=1)
     check_choice("on_fail", on_fail, ("raise", "warn"))
+    check_choice("method", method, ("damped", "anderson"))
+    anderson_m = check_int("anderson_m", anderson_m, lo=1)
     x = np.array(x0, dtype=complex if np.iscomplexobj(x0) else float)
     if names is not None and len(names) != x.size:
         raise ValueError(f"names must have one entry per unknown ({x.size}), got {len(names)}")
     hist, res = [], np.inf
+    acc, fallback, xs, gs = method == "anderson", None, [], []
     for it in range(1, max_iter + 1):
         Fx = np.asarray(F(x))
         if Fx.shape != x.shape:
             raise ValueError(f"F must return an array of shape {x.shape}, got {Fx.shape}")
         if not np.all(np.isfinite(Fx)):
+            if fallback is not None:   # an extrapolated Anderson point left the domain: retreat to the damped step
+                x, fallback, xs, gs = fallback, None, [], []
+                continue
             return _fail(f"F returned non-finite values at iteration {it}", x, np.nan, it, hist, names, on_fail, True)
         diff = np.abs(Fx - x)
         res = float(diff.max()) if diff.size else 0.0
         if history: hist.append((x.copy(), res))
         if np.all(diff <= atol + rtol * np.abs(Fx)):
             return FixedPointResult(x, True, it, res, hist, names)
-        x = (1 - damping) * Fx + damping * x
+        xd = (1 - damping) * Fx + damping * x
+        if not acc or res > anderson_start: x = xd; continue
+        xs.append(x.ravel().copy()); gs.append((Fx - x).ravel())
+        xs, gs = xs[-(anderson_m + 1):], gs[-(anderson_m + 1):]
+        fallback = None
+        if len(xs) > 1:
+            dX = np.diff(np.array(xs), axis=0).T; dG = np.diff(np.array(gs), axis=0).T
+            gamma = np.linalg.lstsq(dG, gs[-1], rcond=None)[0]
+            xa = xd - ((dX + (1 - damping) * dG) @ gamma).reshape(x.shape)
+            if np.all(np.isfinite(xa)): x, fallback = xa, xd
+            else: x, xs, gs = xd, [], []
+        else: x = xd
     return _fail(f"no convergence after {max_iter} iterations: undamped residual {res:.3g} "
-                 f"(atol={atol:g}, rtol={rtol:g}, damping={damping:g})", x, res, max_iter, hist, names, on_fail)
+                 f"(atol={atol:g}, rtol={rtol:g}, damping={damping:g}, method={method})", x, res, max_iter, hist, names, on_fail)
 
 def _fail(msg, x, res, it, hist, names, on_fail, fatal=False):
     if on_fail == "raise" or fatal:

@@ -20,6 +20,25 @@ __all__ = ['ORDER', 'HATS', 'prox_objective', 'batched_newton', 'prox_newton', '
            'label_branches', 'BayesOptimalResult', 'bayes_optimal_error', 'MatrixReplicaResult', 'replica_erm_matrix']
 
 # %% ../../nbs/02a_slr_replica.ipynb #3a0baed5
+def _lsum(x):
+    "Sum over the last (short) axis, token by token: much faster than a numpy reduction over an axis of length L."
+    out = x[..., 0].copy()
+    for k in range(1, x.shape[-1]): out += x[..., k]
+    return out
+
+def _lmax(x):
+    "Maximum over the last (short) axis, token by token (NaN propagates)."
+    out = x[..., 0].copy()
+    for k in range(1, x.shape[-1]): out = np.maximum(out, x[..., k])
+    return out
+
+def _softmax(chi, mask):
+    "Softmax over the real tokens (as `softmax.value`, with short-axis reductions)."
+    la = chi if mask is None else np.where(mask, chi, -np.inf)
+    m = _lmax(la)
+    e = np.exp(la - np.where(np.isfinite(m), m, 0.0)[:, None])
+    return e / _lsum(e)[:, None]
+
 def _hess_term(act, chi, a, mask, c):
     "sum_l a_l Hess(sigma_l)(chi), shape (n, L, L): analytic for softmax, linear and erf, central differences of the VJP otherwise."
     n, L = chi.shape
@@ -57,37 +76,69 @@ def prox_objective(activation, # name or Activation
                   ):
     "phi(chi) of the key prox (the value part minimised in closed form), optionally with its gradient and Hessian."
     act = get_activation(activation)
-    s = act.value(chi, mask=mask, c=c)
+    sm = getattr(act, "name", "") == "softmax" and chi.ndim == 2
+    s = _softmax(chi, mask) if sm else act.value(chi, mask=mask, c=c)
     d = chi - omk
     if mask is not None: d = np.where(mask, d, 0.0)
-    N = y - np.sum(s * omv, axis=-1)
-    Dn = 1.0 + Vv * np.sum(s * s, axis=-1)
+    N = y - _lsum(s * omv)
+    Dn = 1.0 + Vv * _lsum(s * s)
     r = N / Dn
-    phi = np.sum(d * d, axis=-1) / (2 * Vk) + 0.5 * N * r
+    phi = _lsum(d * d) / (2 * Vk) + 0.5 * N * r
     if not derivatives: return phi
-    a = -r[:, None] * omv - (Vv * r * r)[:, None] * s
-    J = act.jacobian(chi, mask=mask, c=c)
-    grad = d / Vk + np.einsum("nij,ni->nj", J, a)
-    Ju = np.einsum("nij,ni->nj", J, omv + (2 * Vv * r)[:, None] * s)
-    H = Ju[:, :, None] * Ju[:, None, :] / Dn[:, None, None] - (Vv * r * r)[:, None, None] * np.einsum("nij,nik->njk", J, J)
-    H = H + _hess_term(act, chi, a, mask, c)
+    w = Vv * r * r
+    a = -r[:, None] * omv - w[:, None] * s
+    u = omv + (2 * Vv * r)[:, None] * s
     L = chi.shape[1]
-    H[:, np.arange(L), np.arange(L)] += 1.0 / Vk
+    dg = np.arange(L)
+    if sm:   # J = diag(s) - s s^T: J^T J and the Hessian term in closed form
+        Ja = s * (a - _lsum(s * a)[:, None])
+        Ju = s * (u - _lsum(s * u)[:, None])
+        grad = d / Vk + Ja
+        e = w[:, None] * s * s - Ja
+        f = e - (0.5 * w * _lsum(s * s))[:, None] * s
+        H = Ju[:, :, None] * (Ju / Dn[:, None])[:, None, :] + f[:, :, None] * s[:, None, :] + s[:, :, None] * f[:, None, :]
+        H[:, dg, dg] += 1.0 / Vk - e
+    else:
+        J = act.jacobian(chi, mask=mask, c=c)
+        grad = d / Vk + np.einsum("nij,ni->nj", J, a)
+        Ju = np.einsum("nij,ni->nj", J, u)
+        H = Ju[:, :, None] * Ju[:, None, :] / Dn[:, None, None] - w[:, None, None] * np.einsum("nij,nik->njk", J, J)
+        H = H + _hess_term(act, chi, a, mask, c)
+        H[:, dg, dg] += 1.0 / Vk
     if mask is not None:
         grad = np.where(mask, grad, 0.0)
         H = H * (mask[:, :, None] & mask[:, None, :])
-        H[:, np.arange(L), np.arange(L)] += (~mask) / Vk
+        H[:, dg, dg] += (~mask) / Vk
     return phi, grad, H
 
 # %% ../../nbs/02a_slr_replica.ipynb #5f86c1a1
+def _solve_small(H, g):
+    "H^{-1} g for a batch of L x L systems: the adjugate for L <= 3 (non-finite where singular), LAPACK otherwise."
+    L = g.shape[-1]
+    if L == 1: return g / H[:, 0]
+    if L == 2:
+        det = H[:, 0, 0] * H[:, 1, 1] - H[:, 0, 1] * H[:, 1, 0]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.stack([H[:, 1, 1] * g[:, 0] - H[:, 0, 1] * g[:, 1], H[:, 0, 0] * g[:, 1] - H[:, 1, 0] * g[:, 0]], -1) / det[:, None]
+    if L == 3:
+        A = np.empty_like(H)   # adjugate
+        for i in range(3):
+            for j in range(3):
+                r0, r1 = [k for k in range(3) if k != j]; c0, c1 = [k for k in range(3) if k != i]
+                A[:, i, j] = (-1) ** (i + j) * (H[:, r0, c0] * H[:, r1, c1] - H[:, r0, c1] * H[:, r1, c0])
+        det = H[:, 0, 0] * A[:, 0, 0] + H[:, 0, 1] * A[:, 1, 0] + H[:, 0, 2] * A[:, 2, 0]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return _lsum(A * g[:, None, :]) / det[:, None]
+    return np.linalg.solve(H, g[..., None])[..., 0]
+
 def _newton_direction(H, g, floor):
     "-H^{-1} g; where that is not a direction of positive curvature, the eigenvalue-floored (|lambda|) Newton step."
     try:
-        p = -np.linalg.solve(H, g[..., None])[..., 0]
-        bad = ~np.all(np.isfinite(p), -1)
+        p = -_solve_small(H, g)
+        bad = ~np.isfinite(_lsum(p))
         p[bad] = 0.0
-        bad |= ~(np.sum(g * p, -1) < 0) & (np.abs(g).max(-1) > 0)
-        bad |= np.einsum("ni,nij,nj->n", p, H, p) < 0
+        bad |= ~(_lsum(g * p) < 0) & (_lmax(np.abs(g)) > 0)
+        bad |= _lsum(p * _lsum(H * p[:, None, :])) < 0
     except np.linalg.LinAlgError:
         p, bad = np.zeros_like(g), np.ones(len(g), bool)
     if np.any(bad):
@@ -114,7 +165,7 @@ def batched_newton(objective, # objective(x, *args, derivatives=False) -> phi (n
         x = x_all[active]
         phi, g, H = objective(x, *a_act, derivatives=True)
         p = _newton_direction(H, g, floor)
-        slope = np.sum(g * p, axis=-1)
+        slope = _lsum(g * p)
         t = np.ones(active.size)
         xnew = x + p
         phinew = objective(xnew, *a_act)
@@ -129,8 +180,8 @@ def batched_newton(objective, # objective(x, *args, derivatives=False) -> phi (n
         stuck = np.zeros(active.size, bool); stuck[pending] = True   # no decrease at machine precision
         xnew[stuck], phinew[stuck] = x[stuck], phi[stuck]
         x_all[active], phi_all[active] = xnew, phinew
-        step = np.max(np.abs(t[:, None] * p), axis=-1)
-        done = (step <= xtol * (1.0 + np.max(np.abs(x), axis=-1))) | stuck
+        step = _lmax(np.abs(t[:, None] * p))
+        done = (step <= xtol * (1.0 + _lmax(np.abs(x)))) | stuck
         active = active[~done]
     return x_all, phi_all, int(active.size)
 
@@ -315,6 +366,9 @@ def replica_erm(model:SLRModel, # SpikedSLR or MaxSLR
                 mc_seed=0, # seed of the Monte Carlo sample
                 init="informed", # "informed", "uninformed", or six overlaps (array or dict)
                 damping:float=0.3, # weight on the OLD iterate, x <- (1 - damping) F(x) + damping x
+                method:str="anderson", # fixed-point iteration: "anderson" acceleration or plain "damped"
+                anderson_m:int=5, # Anderson history length
+                anderson_start:float=1e-2, # damped steps until the undamped residual is below this, then Anderson
                 atol:float=1e-6, # tolerance on the undamped residual
                 rtol:float=0.0, # relative tolerance
                 max_iter:int=500, # maximum evaluations of the map
@@ -341,7 +395,8 @@ def replica_erm(model:SLRModel, # SpikedSLR or MaxSLR
         state["chi"] = aux["chi"]
         return prior_update(hats, lam_k, lam_v)
     res = fixed_point(F, x0, damping=damping, atol=atol, rtol=rtol, max_iter=max_iter, on_fail=on_fail,
-                      history=history, names=ORDER)
+                      history=history, names=ORDER, method=method, anderson_m=anderson_m,
+                      anderson_start=anderson_start)
     x = res.x
     hats, aux = channel_update(act, x, S, alpha, c, state["chi"], xtol)
     ov, cj = dict(zip(ORDER, map(float, x))), dict(zip(HATS, map(float, hats)))
