@@ -16,8 +16,8 @@ from .sweep import run_sweep
 
 # %% auto #0
 __all__ = ['FIGURES', 'QUICK_STAMP', 'RISK_ACTIVATIONS', 'FigureRecipe', 'register_figure', 'get_figure', 'stamp_quick',
-           'figure_paths', 'draw_figure', 'reproduce_figure', 'reproduce', 'summary_table', 'interactive_figure',
-           'load_rows', 'risk_vs_nu_point', 'attention_vs_ridge_point', 'error_vs_alpha_point']
+           'figure_paths', 'panels_by_control', 'draw_figure', 'reproduce_figure', 'reproduce', 'summary_table',
+           'interactive_figure', 'load_rows', 'risk_vs_nu_point', 'attention_vs_ridge_point', 'error_vs_alpha_point']
 
 # %% ../nbs/05c_figures.ipynb #3e145378
 @dataclass
@@ -64,6 +64,12 @@ def figure_paths(name:str, out, quick:bool=False) -> dict:
     "The CSV, PNG and PDF paths of a figure in folder `out`."
     stem = Path(out) / (f"{name}-quick" if quick else name)
     return {ext: stem.with_suffix("." + ext) for ext in ("csv", "png", "pdf")}
+
+def panels_by_control(fig:Figure, rows:list, panel, controls):
+    "Draw one panel per value of a recipe's single control, side by side with a shared y axis."
+    (name, values), = controls(rows).items()
+    axes = fig.subplots(1, len(values), sharey=True, squeeze=False)[0]
+    for ax, v in zip(axes, values): panel(ax, rows, **{name: v})
 
 def draw_figure(recipe:FigureRecipe, rows:list, quick:bool=False) -> Figure:
     "Draw a recipe's rows on a new matplotlib Figure (stamped when quick)."
@@ -197,16 +203,15 @@ def _risk_vs_nu_panel(ax, rows, L):
     ax.set_xlabel(r"signal strength $\nu$"); ax.set_ylabel("optimal population risk")
     ax.set_title(f"spiked SLR, L = {L}", fontsize=9); ax.legend(fontsize=7)
 
-def _risk_vs_nu_plot(fig, rows, quick):
-    Ls = sorted({r["L"] for r in rows})
-    axes = fig.subplots(1, len(Ls), sharey=True, squeeze=False)[0]
-    for ax, L in zip(axes, Ls): _risk_vs_nu_panel(ax, rows, L)
+def _risk_vs_nu_controls(rows): return {"L": sorted({r["L"] for r in rows})}
+
+def _risk_vs_nu_plot(fig, rows, quick): panels_by_control(fig, rows, _risk_vs_nu_panel, _risk_vs_nu_controls)
 
 register_figure(FigureRecipe(
     "risk_vs_nu", "Optimal population risk of each activation against the signal strength",
     _risk_vs_nu_points, risk_vs_nu_point, _risk_vs_nu_plot, _risk_vs_nu_params, seed=0,
     chapter="01c_slr_population", seconds=(25.0, 150.0), figsize=(9.0, 3.6),
-    panel=_risk_vs_nu_panel, controls=lambda rows: {"L": sorted({r["L"] for r in rows})}));
+    panel=_risk_vs_nu_panel, controls=_risk_vs_nu_controls));
 
 # %% ../nbs/05c_figures.ipynb #dd11c8dd
 def attention_vs_ridge_point(kind:str, # "theory" or "simulation"
@@ -374,13 +379,12 @@ def _eva_panel(ax, rows, lam):
     ticks = [t for t in (0.25, 0.5, 1, 2, 4, 8, 16) if any(r["alpha"] == t for r in rows)]
     ax.set_xticks(ticks, [f"{t:g}" for t in ticks]); ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
 
-def _eva_plot(fig, rows, quick):
-    lams = sorted({r["lam"] for r in rows if r["kind"] == "replica"})
-    axes = fig.subplots(1, len(lams), sharey=True, squeeze=False)[0]
-    for ax, lam in zip(axes, lams): _eva_panel(ax, rows, lam)
+def _eva_controls(rows): return {"lam": sorted({r["lam"] for r in rows if r["kind"] == "replica"})}
+
+def _eva_plot(fig, rows, quick): panels_by_control(fig, rows, _eva_panel, _eva_controls)
 
 register_figure(FigureRecipe(
     "error_vs_alpha", "Test error of ridge ERM against the sample ratio (spiked SLR, L = 3, nu = 2)",
     _eva_points, error_vs_alpha_point, _eva_plot, _eva_params, seed=1,
     chapter="02a_slr_replica", seconds=(90.0, 600.0), figsize=(10.0, 3.8),
-    panel=_eva_panel, controls=lambda rows: {"lam": sorted({r["lam"] for r in rows if r["kind"] == "replica"})}));
+    panel=_eva_panel, controls=_eva_controls));
