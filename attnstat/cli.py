@@ -167,7 +167,7 @@ def bayes(model, L, nu, noise, alpha, n_mc, mc_seed, as_json):
         from attnstat.slr.population import bayes_risk
         emit({**head, **to_jsonable(bayes_risk(mdl))}, as_json)
     else:
-        from attnstat.slr.replica import bayes_optimal_error
+        from attnstat.slr.bayes import bayes_optimal_error
         r = bayes_optimal_error(mdl, alpha, n_mc=n_mc, mc_seed=mc_seed)
         d = r.as_dict()
         emit({**head, **d, "risk": d["error"]}, as_json)

@@ -9,7 +9,7 @@ import numpy as np
 
 # %% auto #0
 __all__ = ['ConvergenceError', 'ConvergenceWarning', 'check_real', 'check_positive', 'check_int', 'check_choice', 'check_array',
-           'as_generator', 'spawn', 'as_generator_seed']
+           'available_memory', 'memory_limit', 'check_memory', 'as_generator', 'spawn', 'as_generator_seed']
 
 # %% ../nbs/00_core.ipynb #9cf2e53f
 class ConvergenceError(RuntimeError):
@@ -78,6 +78,48 @@ def check_array(name:str, value, ndim:int|None=None, shape:tuple|None=None, fini
     if finite and not np.all(np.isfinite(a)):
         raise ValueError(f"{name} must contain only finite numbers")
     return a
+
+# %% ../nbs/00_core.ipynb #e66c5936
+_UNITS = {"": 1, "b": 1, "k": 2**10, "kb": 10**3, "kib": 2**10, "m": 2**20, "mb": 10**6, "mib": 2**20,
+          "g": 2**30, "gb": 10**9, "gib": 2**30, "t": 2**40, "tb": 10**12, "tib": 2**40}
+
+def _parse_bytes(text:str) -> float:
+    "Parse `'8GiB'`, `'500 MB'` or `'1e9'` into a number of bytes."
+    import re
+    m = re.fullmatch(r"\s*([0-9.eE+]+)\s*([A-Za-z]*)\s*", str(text))
+    if not m or m.group(2).lower() not in _UNITS:
+        raise ValueError(f"ATTNSTAT_MAX_MEMORY must be a number of bytes such as 8GiB or 5e9, got {text!r}")
+    return float(m.group(1)) * _UNITS[m.group(2).lower()]
+
+def available_memory() -> float:
+    "Bytes of memory available now (MemAvailable on Linux, else physical memory)."
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"): return float(line.split()[1]) * 1024
+    except OSError: pass
+    import os
+    try: return float(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    except (ValueError, OSError, AttributeError): return 8.0 * 2**30
+
+def memory_limit() -> float:
+    "The allocation limit in bytes: `ATTNSTAT_MAX_MEMORY` if set, else half the available memory."
+    import os
+    env = os.environ.get("ATTNSTAT_MAX_MEMORY")
+    return _parse_bytes(env) if env else 0.5 * available_memory()
+
+def _gib(b): return f"{b / 2**30:.3g} GiB"
+
+def check_memory(param:str, # the parameter(s) that set the size, named in the message (e.g. "L" or "n_mc * L")
+                 nbytes:float, # estimated bytes the call will allocate
+                 limit:float|None=None, # bytes allowed; None: `memory_limit()`
+                ) -> float:
+    "Raise `ValueError` naming `param` when an allocation of `nbytes` would exceed the memory limit."
+    limit = memory_limit() if limit is None else float(limit)
+    if not np.isfinite(nbytes) or nbytes > limit:
+        raise ValueError(f"{param} is too large: the call needs about {_gib(float(nbytes))} of memory, above the "
+                         f"limit of {_gib(limit)} (lower {param}, or raise the limit with ATTNSTAT_MAX_MEMORY)")
+    return float(nbytes)
 
 # %% ../nbs/00_core.ipynb #b2bac147
 def as_generator(seed) -> np.random.Generator:

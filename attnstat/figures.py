@@ -315,7 +315,7 @@ def error_vs_alpha_point(kind:str, # "replica", "simulation", "bayes" (finite-al
         r = optimal_population_risk(model, activation)
         return {"error": r.risk, "error_se": r.err, "converged": bool(r.success), "n_iter": r.n_eval, "residual": 0.0}
     if kind == "bayes":
-        from attnstat.slr.replica import bayes_optimal_error
+        from attnstat.slr.bayes import bayes_optimal_error
         r = bayes_optimal_error(model, alpha, n_mc=n_mc, mc_seed=seed, on_fail="warn")
         return {"error": r.error, "error_se": r.error_se, "converged": r.converged, "n_iter": r.n_iter, "residual": r.residual}
     if kind == "simulation":

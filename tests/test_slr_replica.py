@@ -5,7 +5,7 @@ import pytest
 from scipy.optimize import minimize
 from attnstat.core import ConvergenceError
 from attnstat.slr import SpikedSLR, MaxSLR, softmax, linear, bayes_risk, linear_optimal_risk, optimal_population_risk
-from attnstat.slr.replica import (prox_objective, prox_newton, replica_erm, ridge_textbook, bayes_optimal_error,
+from attnstat.slr.replica import (prox_objective, prox_newton, replica_erm, ridge_textbook,
                                   channel_sample, replica_curve)
 
 def _rand_prox_problem(n=400, L=3, seed=0):
@@ -85,27 +85,6 @@ def test_softmax_beats_linear_along_alpha():
         el = replica_erm(m, linear, a, 0.1, sample=S, atol=1e-5)
         assert es.test_error + 3 * es.test_error_se < el.test_error, (a, es.test_error, el.test_error)
 
-def test_bayes_optimal_spiked():
-    m = SpikedSLR(3, 2.0)
-    res = [bayes_optimal_error(m, a, n_mc=20_000) for a in (0.5, 1.0, 3.0, 10.0, 50.0)]
-    errs = [r.error for r in res]
-    assert all(a > b for a, b in zip(errs, errs[1:]))                     # decreasing in alpha
-    EB = bayes_risk(m).risk
-    assert EB < errs[-1] < EB + 0.02                                      # tends to the population Bayes risk
-    for r in res:
-        if r.q_v > 1 - 1e-7:                                              # perfect recovery of v*: q_k = alpha nu / (1 + alpha nu)
-            assert abs(r.q_k - r.alpha * 2.0 / (1 + r.alpha * 2.0)) < 1e-6
-    assert res[-1].q_v > 1 - 1e-7
-
-def test_bayes_optimal_closed_form_matches_posterior_mean_mc():
-    r = bayes_optimal_error(SpikedSLR(3, 1.0), 1.0, n_mc=40_000)
-    assert abs(r.error - r.error_mc) < 4 * r.error_se     # closed channel form vs direct MC error of the posterior mean
-
-def test_bayes_optimal_max_inf_decreases_to_zero():
-    m = MaxSLR(3, np.inf)
-    errs = [bayes_optimal_error(m, a, n_mc=3000, n_gh=32, atol=1e-6).error for a in (1.0, 4.0, 30.0)]
-    assert errs[0] > errs[1] > errs[2] and errs[2] < 0.05
-
 def test_errors():
     m = SpikedSLR(2, 1.0)
     with pytest.raises(ConvergenceError):
@@ -114,7 +93,6 @@ def test_errors():
         kw = dict(alpha=1.0, lam=0.1); kw.update(bad)
         with pytest.raises(ValueError, match="alpha|lam"):
             replica_erm(m, softmax, kw["alpha"], kw["lam"], n_mc=500)
-    with pytest.raises(ValueError, match="alpha"): bayes_optimal_error(m, 0.0)
     with pytest.raises(ValueError, match="init"): replica_erm(m, softmax, 1.0, 0.1, init="clever", n_mc=500)
     with pytest.raises(ValueError, match="n_mc"): replica_erm(m, softmax, 1.0, 0.1, n_mc=10)
 

@@ -10,6 +10,7 @@ from .models import *
 from .activations import *
 from .population import *
 from .replica import *
+from .bayes import *
 from .simulate import *
 # keep this line last: the public names of every imported attnstat.slr submodule
 import sys as _sys

@@ -17,7 +17,7 @@ from .population import population_risk, population_risk_mc, bayes_risk
 # %% auto #0
 __all__ = ['ORDER', 'HATS', 'prox_objective', 'batched_newton', 'prox_newton', 'ChannelSample', 'channel_sample',
            'channel_update', 'prior_update', 'ridge_textbook', 'ReplicaResult', 'replica_erm', 'replica_curve',
-           'label_branches', 'BayesOptimalResult', 'bayes_optimal_error', 'MatrixReplicaResult', 'replica_erm_matrix']
+           'label_branches', 'MatrixReplicaResult', 'replica_erm_matrix']
 
 # %% ../../nbs/02a_slr_replica.ipynb #3a0baed5
 def _lsum(x):
@@ -478,134 +478,6 @@ def label_branches(rows:list, # rows of replica_curve (possibly from several cal
             emin = min(r["energy"] for r in conv)
             for r in conv: r["global_min"] = bool(r["energy"] <= emin + 1e-6 * (1 + abs(emin)))
     return sorted(rows, key=lambda r: (r["alpha"], r.get("scan", ""), r.get("start", "")))
-
-# %% ../../nbs/02a_slr_replica.ipynb #13177e5a
-@dataclass
-class BayesOptimalResult:
-    "Finite-alpha Bayes-optimal overlaps and error."
-    alpha: float # sample ratio
-    q_k: float # posterior-mean overlap of k*
-    q_v: float # posterior-mean overlap of v*
-    qhat_k: float # conjugate of q_k
-    qhat_v: float # conjugate of q_v
-    error: float # Bayes-optimal test error (includes noise^2)
-    error_se: float # Monte Carlo standard error of the direct estimate `error_mc`
-    error_mc: float # direct Monte Carlo error of the posterior mean on a fresh sample
-    excess: float # error - noise^2
-    method: str # "closed channel", "gauss-hermite" (max, nu = inf) or "monte carlo"
-    converged: bool; n_iter: int; residual: float
-    n_mc: int; mc_seed: object
-
-    def as_dict(self) -> dict:
-        "A flat row."
-        return dict(self.__dict__, mc_seed=str(self.mc_seed))
-
-def _log_norm(y, om, var):
-    return -0.5 * (y[:, None] - om)**2 / var - 0.5 * math.log(2 * math.pi * var)
-
-def _argmax_probs(omk, Vk, mask, n_gh=48):
-    "p_eps = P(argmax of N(omk, Vk I) = eps) and dp_eps/d omk_l, by Gauss-Hermite over the winner's value."
-    from scipy.special import log_ndtr
-    t, w = hermite_rule(n_gh)
-    sd = math.sqrt(Vk)
-    u = (omk[:, :, None, None] - omk[:, None, :, None]) / sd + t       # (n, eps, j, t)
-    valid = (mask[:, :, None] & mask[:, None, :] & ~np.eye(omk.shape[1], dtype=bool))[..., None]
-    lF = np.where(valid, log_ndtr(u), 0.0)
-    tot = lF.sum(2)                                                      # (n, eps, t)
-    p = np.einsum("net,t->ne", np.exp(tot), w) * mask
-    lphi = -0.5 * u * u - 0.5 * math.log(2 * math.pi)
-    d = -np.einsum("nejt,t->nej", np.where(valid, np.exp(lphi - lF + tot[:, :, None, :]), 0.0), w) / sd
-    d[:, np.arange(omk.shape[1]), np.arange(omk.shape[1])] = -d.sum(2)
-    return p, d                                                          # d[n, eps, l] = dp_eps/d omk_l
-
-def _softmax_probs_mc(omk, Vk, mask, nu, xi):
-    "p_eps = E softmax(nu (omk + sqrt(Vk) xi))_eps and its gradient, pathwise, over inner draws xi (m, L)."
-    chi = nu * (omk[:, None, :] + math.sqrt(Vk) * xi[None])
-    chi = np.where(mask[:, None, :], chi, -np.inf)
-    chi = chi - chi.max(-1, keepdims=True)
-    s = np.exp(chi); s /= s.sum(-1, keepdims=True)
-    p = s.mean(1)
-    d = nu * (np.einsum("nme,el->nel", s, np.eye(omk.shape[1])) - np.einsum("nme,nml->nel", s, s) / s.shape[1])
-    return p, d
-
-def _bo_posterior(model, omk, Vk, mask, n_gh, xi):
-    if model.kind == "spiked":
-        lz = np.where(mask, math.sqrt(model.nu) * omk, -np.inf)
-        p = np.exp(lz - lz.max(-1, keepdims=True)); p /= p.sum(-1, keepdims=True)
-        return p, None
-    if np.isinf(model.nu): return _argmax_probs(omk, Vk, mask, n_gh)
-    return _softmax_probs_mc(omk, Vk, mask, model.nu, xi)
-
-def _bo_hats(model, q, P, G, alpha, n_gh, xi, chunk=20_000):
-    q_k, q_v = q
-    Vk, Vv = max(1 - q_k, 1e-12), max(1 - q_v, 1e-12)
-    var = Vv + model.noise**2
-    hk, hv = 0.0, 0.0
-    for a in range(0, len(P.y), chunk):
-        sl = slice(a, a + chunk); mask = P.mask[sl]; y = P.y[sl]
-        omk = (q_k * P.chi_star[sl] + math.sqrt(max(q_k * (1 - q_k), 0.0)) * G[0][sl]) * mask
-        omv = (q_v * P.z_star[sl] + math.sqrt(max(q_v * (1 - q_v), 0.0)) * G[1][sl]) * mask
-        lN = np.where(mask, _log_norm(y, omv, var), -np.inf)
-        p, d = _bo_posterior(model, omk, Vk, mask, n_gh, xi)
-        with np.errstate(divide="ignore"):
-            lw = np.where(mask, np.log(np.maximum(p, 1e-300)) + lN, -np.inf)
-        pi = np.exp(lw - lw.max(-1, keepdims=True)); pi /= pi.sum(-1, keepdims=True)
-        gv = pi * (y[:, None] - omv) / var * mask
-        if model.kind == "spiked": gk = math.sqrt(model.nu) * pi
-        else:
-            wN = np.exp(lN - lN.max(-1, keepdims=True)) * mask        # N_eps up to a per-sample constant
-            Zs = np.maximum(np.sum(p * wN, -1), 1e-300)
-            gk = np.einsum("ne,nel->nl", wN, d) / Zs[:, None] * mask
-        hk += np.sum(gk * gk); hv += np.sum(gv * gv)
-    n = len(P.y)
-    return alpha * hk / n, alpha * hv / n
-
-def bayes_optimal_error(model:SLRModel, # SpikedSLR or MaxSLR
-                        alpha:float, # sample ratio N/D > 0
-                        n_mc:int=50_000, # Monte Carlo samples (common random numbers)
-                        mc_seed=0, # seed
-                        damping:float=0.0, # weight on the old iterate
-                        atol:float=1e-7, # tolerance on the undamped residual (q_k, q_v)
-                        max_iter:int=5000, # maximum iterations
-                        on_fail:str="raise", # "raise" or "warn"
-                        n_gh:int=48, # Gauss-Hermite nodes (max-SLR at nu = inf)
-                        n_inner:int=64, # inner Monte Carlo draws (max-SLR at finite nu)
-                        q0=(0.01, 0.01), # start (q_k, q_v)
-                       ) -> BayesOptimalResult:
-    "Finite-alpha Bayes-optimal error from the Nishimori RS equations (diagonal q)."
-    if not isinstance(model, SLRModel): raise ValueError(f"model must be a SpikedSLR or MaxSLR, got {type(model).__name__}")
-    alpha = check_positive("alpha", alpha)
-    n_mc = check_int("n_mc", n_mc, lo=100)
-    gP, gG, gT, gX = spawn(mc_seed, 4)
-    P = model.sample_projections(n_mc, gP)
-    G = (gG.standard_normal(P.mask.shape), gG.standard_normal(P.mask.shape))
-    xi = gX.standard_normal((check_int("n_inner", n_inner, lo=2), model.L_max))
-    method = "closed channel" if model.kind == "spiked" else ("gauss-hermite" if np.isinf(model.nu) else "monte carlo")
-    def F(q):
-        if not np.all((q >= 0) & (q <= 1)): return np.full(2, np.nan)
-        hk, hv = _bo_hats(model, q, P, G, alpha, n_gh, xi)
-        return np.array([hk / (1 + hk), hv / (1 + hv)])
-    res = fixed_point(F, np.asarray(q0, float), damping=damping, atol=atol, rtol=0.0, max_iter=max_iter,
-                      on_fail=on_fail, names=("q_k", "q_v"))
-    q_k, q_v = map(float, res.x)
-    hk, hv = _bo_hats(model, res.x, P, G, alpha, n_gh, xi)
-    # error of the posterior mean on a fresh test sample (no label): yhat = sum_eps P(eps | Omega) omega^v_eps
-    T = model.sample_projections(n_mc, gT); Gt = (gT.standard_normal(T.mask.shape), gT.standard_normal(T.mask.shape))
-    omk = (q_k * T.chi_star + math.sqrt(max(q_k * (1 - q_k), 0.0)) * Gt[0]) * T.mask
-    omv = (q_v * T.z_star + math.sqrt(max(q_v * (1 - q_v), 0.0)) * Gt[1]) * T.mask
-    per = []
-    for a in range(0, n_mc, 20_000):
-        sl = slice(a, a + 20_000)
-        p, _ = _bo_posterior(model, omk[sl], max(1 - q_k, 1e-12), T.mask[sl], n_gh, xi)
-        p = p / np.maximum(p.sum(-1, keepdims=True), 1e-300)
-        per.append((T.y[sl] - np.sum(p * omv[sl], -1))**2)
-    per = np.concatenate(per)
-    err, se = float(per.mean()), float(per.std(ddof=1) / math.sqrt(n_mc))
-    if model.kind == "spiked":   # closed form through the population Bayes risk at signal nu q_k
-        L = model.L if isinstance(model.L, dict) else model.L_max
-        err = model.noise**2 + 1 - q_v + q_v * bayes_risk(SpikedSLR(L, model.nu * q_k)).excess
-    return BayesOptimalResult(alpha, q_k, q_v, float(hk), float(hv), err, se, float(per.mean()), err - model.noise**2, method,
-                              bool(res.converged), int(res.n_iter), float(res.residual), n_mc, mc_seed)
 
 # %% ../../nbs/02a_slr_replica.ipynb #99553217
 def _prox_matrix_grad(act, chi, omk, omv, y, P, mask, c):
