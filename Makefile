@@ -9,7 +9,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.attnstat-installed
 NODE_STAMP := book/node_modules/.attnstat-installed
 
-.PHONY: book test export-check chromium clean bench
+.PHONY: book test export-check chromium clean bench smoke
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -37,6 +37,10 @@ export-check: $(STAMP)
 # two pytest workers on this 2-core machine, one BLAS thread each
 test: export-check chromium book
 	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m pytest -n 2
+
+# build the sdist and the wheel, twine check, install the wheel into a clean venv, run the README quickstart
+smoke: $(STAMP)
+	$(PY) tools/wheel_smoke.py
 
 bench: $(STAMP)
 	for f in benchmarks/*.py; do echo "== $$f"; $(PY) $$f || exit 1; done

@@ -4,27 +4,29 @@
 
 # %% ../nbs/05b_cli.ipynb #70a5fe40
 from __future__ import annotations
-import dataclasses, functools, json, math, re, sys, time
-import numpy as np
+import dataclasses, functools, json, math, os, re, sys, time, warnings
 import click
 from . import __version__
 
 # %% auto #0
-__all__ = ['to_jsonable', 'format_text', 'emit', 'library_errors', 'OneLineGroup', 'FloatList', 'json_option', 'cli', 'main',
-           'slr', 'rmt', 'model_options', 'make_model', 'bayes', 'population', 'geometry_options', 'activation_options',
-           'hermite', 'error', 'rmt_simulate', 'reproduce', 'replica', 'slr_simulate']
+__all__ = ['SLR_ACTIVATIONS', 'RMT_ACTIVATIONS', 'FIGURE_NAMES', 'to_jsonable', 'format_text', 'emit', 'library_errors',
+           'OneLineGroup', 'FloatList', 'json_option', 'cli', 'main', 'slr', 'rmt', 'model_options', 'make_model',
+           'bayes', 'population', 'geometry_options', 'activation_options', 'hermite', 'error', 'rmt_simulation_bytes',
+           'rmt_simulate', 'reproduce', 'replica', 'slr_simulation_bytes', 'slr_simulate']
 
 # %% ../nbs/05b_cli.ipynb #10535aea
 def to_jsonable(obj):
     "Dataclasses, dicts, arrays and numpy scalars as plain JSON values (non-finite floats as strings)."
+    np = sys.modules.get("numpy") # numpy values can only occur once numpy was imported: no import here
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         return {f.name: to_jsonable(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
     if isinstance(obj, dict): return {str(k): to_jsonable(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)): return [to_jsonable(v) for v in obj]
-    if isinstance(obj, np.ndarray): return to_jsonable(obj.tolist())
-    if isinstance(obj, (bool, np.bool_)): return bool(obj)
-    if isinstance(obj, (int, np.integer)): return int(obj)
-    if isinstance(obj, (float, np.floating)):
+    if np is not None and isinstance(obj, np.ndarray): return to_jsonable(obj.tolist())
+    if np is not None and isinstance(obj, np.generic): obj = obj.item()
+    if isinstance(obj, bool): return obj
+    if isinstance(obj, int): return int(obj)
+    if isinstance(obj, float):
         v = float(obj)
         return v if math.isfinite(v) else ("nan" if math.isnan(v) else ("inf" if v > 0 else "-inf"))
     if obj is None or isinstance(obj, str): return obj
@@ -58,54 +60,99 @@ def emit(result, as_json:bool=False):
     click.echo(json.dumps(data, indent=2, allow_nan=False) if as_json else format_text(data))
 
 # %% ../nbs/05b_cli.ipynb #f863b0d6
+def _one_line(text) -> str: return " ".join(str(text).split())
+
+# Python spellings in library messages that the command line spells differently
+_CLI_WORDS = {"require_a1=False": "--no-require-a1", "fresh=True": "--fresh"}
+
 def _option_for(message:str, command:click.Command):
-    "The option of `command` whose parameter name starts `message` (e.g. 'nu must ...' -> --nu)."
+    "The option of `command` whose parameter name starts `message` ('nu must ...' -> --nu, 'gammas' -> --gamma)."
     m = re.match(r"\s*([A-Za-z_][A-Za-z0-9_]*)(\[[^\]]*\])?", message)
     if not m: return None
     name = m.group(1)
-    for p in command.params:
-        if isinstance(p, click.Option) and (p.name == name or p.name == name.lower()):
-            return f"'{max(p.opts, key=len)}'"
+    opts = {p.name: p for p in command.params if isinstance(p, click.Option)}
+    for cand in (name, name.lower(), name[:-1] if name.endswith("s") else None, "mc_" + name):
+        if cand in opts: return f"'{max(opts[cand].opts, key=len)}'"
     return None
 
+def _given(ctx) -> list|None:
+    "The options set on the command line, as they were typed (to name them when a failure names none)."
+    from click.core import ParameterSource
+    out = [max(p.opts, key=len) for p in ctx.command.params
+           if isinstance(p, click.Option) and p.name != "as_json"
+           and ctx.get_parameter_source(p.name) == ParameterSource.COMMANDLINE]
+    return out or None
+
 def library_errors(f):
-    "Decorator: turn the library's ValueError into a BadParameter naming the option."
+    "Decorator: the library's ValueError/TypeError, and any unexpected failure, become one-line usage errors naming options."
     @functools.wraps(f)
     def wrapper(*args, **kwargs):
+        from attnstat.core import ConvergenceError
         try: return f(*args, **kwargs)
-        except ValueError as e:
+        except (click.ClickException, click.exceptions.Exit, click.exceptions.Abort, KeyboardInterrupt, ConvergenceError, OSError):
+            raise
+        except (ValueError, TypeError) as e:
             ctx = click.get_current_context()
-            msg = " ".join(str(e).split())
-            raise click.BadParameter(msg, ctx=ctx, param_hint=_option_for(msg, ctx.command)) from None
+            msg = _one_line(e)
+            for py, cli_word in _CLI_WORDS.items(): msg = msg.replace(py, cli_word)
+            raise click.BadParameter(msg, ctx=ctx, param_hint=_option_for(msg, ctx.command) or _given(ctx)) from None
+        except Exception as e: # an unexpected failure of the library on these values: name them, exit 2
+            ctx = click.get_current_context()
+            given = _given(ctx)
+            raise click.UsageError(f"the computation failed on the values of {', '.join(given) if given else 'the defaults'} "
+                                   f"({type(e).__name__}: {_one_line(e) or 'no message'})", ctx=ctx) from None
     return wrapper
 
+def _warning_line(message, category, filename, lineno, file=None, line=None):
+    "Warnings print as one line on stderr (no source line)."
+    click.echo(f"Warning: {_one_line(message)}", err=True)
+
 class OneLineGroup(click.Group):
-    "A click group whose errors print as one line (exit 2 for usage errors) without a traceback."
+    "A click group whose errors print as one line without a traceback: 2 for bad values, 130 for Ctrl-C, 1 otherwise."
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
-        try:
-            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
-        except click.exceptions.Exit as e:
-            sys.exit(e.exit_code)
-        except click.exceptions.Abort:
-            click.echo("Error: aborted", err=True); sys.exit(1)
-        except click.ClickException as e:
-            click.echo("Error: " + " ".join(e.format_message().split()), err=True)
-            sys.exit(e.exit_code)
-        except ValueError as e: # a library check outside a wrapped command: still a wrong value
-            click.echo("Error: " + " ".join(str(e).split()), err=True); sys.exit(2)
-        except Exception as e:
-            from attnstat.core import ConvergenceError
-            if isinstance(e, ConvergenceError):
-                click.echo("Error: " + " ".join(str(e).split()), err=True); sys.exit(1)
-            raise
+        def fail(message, code):
+            click.echo("Error: " + _one_line(message), err=True)
+            sys.exit(code)
+        with warnings.catch_warnings():
+            warnings.showwarning = _warning_line
+            try:
+                rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+            except click.exceptions.Exit as e: sys.exit(e.exit_code)
+            except (click.exceptions.Abort, KeyboardInterrupt): fail("interrupted", 130)
+            except click.ClickException as e: fail(e.format_message(), e.exit_code)
+            except (ValueError, TypeError) as e: fail(e, 2) # a library check outside a wrapped command
+            except BrokenPipeError: sys.exit(1) # stdout closed by a pipe (| head)
+            except Exception as e: # the last resort: one line, exit 1
+                from attnstat.core import ConvergenceError
+                if isinstance(e, ConvergenceError): fail(e, 1)
+                if isinstance(e, OSError): fail(f"{e.strerror or e}" + (f": {e.filename!r}" if e.filename else ""), 1)
+                fail(f"{type(e).__name__}: {_one_line(e) or 'no message'} (unexpected; please report it with the command line)", 1)
+        if isinstance(rv, int) and rv: sys.exit(rv)
+        return rv
 
 class FloatList(click.ParamType):
-    "A comma-separated list of floats ('0.1,1,10'), or a single float."
+    "A comma-separated list of numbers ('0.1,1,10'), or one number; empty items and nan are refused."
     name = "FLOAT[,FLOAT...]"
     def convert(self, value, param, ctx):
-        if isinstance(value, (list, tuple)): return [float(v) for v in value]
-        try: return [float(x) for x in str(value).split(",") if x.strip()]
-        except ValueError: self.fail(f"{value!r} is not a comma-separated list of numbers", param, ctx)
+        if isinstance(value, (list, tuple)): items = [str(v) for v in value]
+        else:
+            text = str(value)
+            if not text.strip(): self.fail("expected numbers separated by commas such as 0.1,1,10, got an empty value", param, ctx)
+            items = text.split(",")
+            if any(not x.strip() for x in items):
+                self.fail(f"{text!r} has an empty item; give numbers separated by single commas such as 0.1,1,10", param, ctx)
+        out = []
+        for x in items:
+            try: v = float(x)
+            except ValueError: self.fail(f"{x.strip()!r} is not a number", param, ctx)
+            if math.isnan(v): self.fail("nan is not a value", param, ctx)
+            out.append(v)
+        return out
+
+def _nonneg_int(ctx, param, value):
+    if value is not None and value < 0:
+        raise click.BadParameter(f"{param.name} must be a non-negative integer, got {value}")
+    return value
 
 def json_option(f):
     return click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")(f)
@@ -129,6 +176,10 @@ def rmt():
     "Random-matrix theory of nonlinear attention: Hermite coefficients, interpolation errors, simulations."
 
 # %% ../nbs/05b_cli.ipynb #5da521ee
+# The choice lists are written out here, so that `attnstat --help` does not import the library
+# (a test checks them against attnstat.slr.activations.ACTIVATIONS, attnstat.rmt.hermite.ACTIVATIONS, FIGURES).
+SLR_ACTIVATIONS = ("erf", "linear", "softmax", "softplus")
+
 def model_options(f):
     "Options --model, --L, --nu, --noise that build a SpikedSLR or MaxSLR."
     for opt in reversed([
@@ -145,18 +196,16 @@ def make_model(model:str, L:int, nu:float, noise:float):
     from attnstat.slr.models import SpikedSLR, MaxSLR
     return (SpikedSLR if model == "spiked" else MaxSLR)(L, nu, noise=noise)
 
-def _slr_activations():
-    try:
-        from attnstat.slr.activations import ACTIVATIONS
-        return sorted(ACTIVATIONS)
-    except ImportError: return ["softmax", "linear", "erf", "softplus"]
+def _mc_seed_option(f):
+    return click.option("--mc-seed", "--mc_seed", "mc_seed", type=int, default=0, show_default=True, callback=_nonneg_int,
+                        help="Monte Carlo seed >= 0.")(f)
 
 @slr.command()
 @model_options
 @click.option("--alpha", type=float, default=None,
               help="Sample ratio N/D > 0: the finite-alpha Bayes-optimal error (default: the population Bayes risk).")
 @click.option("--n-mc", "--n_mc", "n_mc", type=int, default=50_000, show_default=True, help="Monte Carlo samples (with --alpha), >= 100.")
-@click.option("--mc-seed", "--mc_seed", "mc_seed", type=int, default=0, show_default=True, help="Monte Carlo seed (with --alpha).")
+@_mc_seed_option
 @json_option
 @library_errors
 def bayes(model, L, nu, noise, alpha, n_mc, mc_seed, as_json):
@@ -174,7 +223,7 @@ def bayes(model, L, nu, noise, alpha, n_mc, mc_seed, as_json):
 
 @slr.command()
 @model_options
-@click.option("--activation", type=click.Choice(_slr_activations()), default="softmax", show_default=True,
+@click.option("--activation", type=click.Choice(SLR_ACTIVATIONS), default="softmax", show_default=True,
               help="Attention activation.")
 @click.option("--m-k", "--m_k", "m_k", type=float, default=None, help="Overlap k.k*/D (with --q-k, --m-v, --q-v: risk at these overlaps).")
 @click.option("--q-k", "--q_k", "q_k", type=float, default=None, help="Overlap k.k/D >= m_k^2.")
@@ -200,11 +249,7 @@ def population(model, L, nu, noise, activation, m_k, q_k, m_v, q_v, c, as_json):
         emit({**head, "optimised": False, **to_jsonable(r)}, as_json)
 
 # %% ../nbs/05b_cli.ipynb #26c81230
-def _rmt_activations():
-    try:
-        from attnstat.rmt.hermite import ACTIVATIONS
-        return list(ACTIVATIONS)
-    except ImportError: return ["tanh"]
+RMT_ACTIVATIONS = ("tanh", "erf", "sign", "relu", "clipped_relu", "exp", "exp_truncated", "sin", "cos", "linear")
 
 def geometry_options(f):
     "Options --snr, --r, --phi, --r-q, --phi-q giving (mu, w_K, w_Q) through aligned_vectors."
@@ -219,7 +264,7 @@ def geometry_options(f):
 
 def activation_options(f):
     f = click.option("--level", type=float, default=None, help="Truncation level (clipped_relu, exp_truncated).")(f)
-    return click.option("--f", "f", type=click.Choice(_rmt_activations()), default="tanh", show_default=True,
+    return click.option("--f", "f", type=click.Choice(RMT_ACTIVATIONS), default="tanh", show_default=True,
                         help="Activation of the attention kernel.")(f)
 
 def _act(f, level):
@@ -241,25 +286,51 @@ def hermite(f, level, as_json):
 @click.option("--gamma", type=FloatList(), default="0.01,0.1,1,10", show_default=True, help="Ridge parameter(s) > 0, comma-separated.")
 @geometry_options
 @click.option("--diag", type=float, default=0.0, show_default=True, help="Kernel diagonal level d.")
+@click.option("--require-a1/--no-require-a1", "require_a1", default=True, show_default=True,
+              help="Refuse activations with a_1 = 0 (cos, ...), which lie outside the theorem; --no-require-a1 computes them anyway.")
+@click.option("--test-error", is_flag=True,
+              help="Also the fresh-token test errors E_test_attn and E_test_rr (attention_test_error, ridge_test_error).")
+@click.option("--scale", type=click.Choice(["raw", "relative", "dof"]), default="raw", show_default=True,
+              help="Regularisation: one gamma for both (raw), gamma times each model's feature scale (relative: "
+                   "scale-invariant) or matched degrees of freedom (dof); see compare_attention_ridge.")
+@click.option("--scale-invariant", is_flag=True, help="Shorthand for --scale relative.")
 @json_option
 @library_errors
-def error(f, level, c, gamma, snr, r, phi, r_Q, phi_Q, diag, as_json):
-    "Limiting interpolation errors of nonlinear attention and of ridge regression on the tokens."
+def error(f, level, c, gamma, snr, r, phi, r_Q, phi_Q, diag, require_a1, test_error, scale, scale_invariant, as_json):
+    "Limiting interpolation errors (and, with --test-error, test errors) of nonlinear attention and of ridge regression."
+    import numpy as np
     from attnstat.rmt.models import aligned_vectors
-    from attnstat.rmt.theory import attention_theory
+    if scale_invariant:
+        if scale not in ("raw", "relative"):
+            raise click.BadParameter(f"--scale-invariant means --scale relative, got --scale {scale}", param_hint="'--scale-invariant'")
+        scale = "relative"
     mu, w_K, w_Q = aligned_vectors(snr, r, phi, r_Q, phi_Q)
-    t = attention_theory(_act(f, level), c=c, gamma=np.asarray(gamma, float), mu=mu, w_K=w_K, w_Q=w_Q, diag=diag)
-    emit({"f": f, "c": c, "snr": snr, "r": r, "phi": phi, "gamma": t.gamma, "E_attn": t.error, "E_rr": t.ridge,
-          "difference": t.difference, "converged": t.converged}, as_json)
+    head = {"f": f, "c": c, "snr": snr, "r": r, "phi": phi}
+    if scale == "raw" and not test_error:
+        from attnstat.rmt.theory import attention_theory
+        t = attention_theory(_act(f, level), c=c, gamma=np.asarray(gamma, float), mu=mu, w_K=w_K, w_Q=w_Q, diag=diag,
+                             require_a1=require_a1)
+        emit({**head, "gamma": t.gamma, "E_attn": t.error, "E_rr": t.ridge, "difference": t.difference,
+              "converged": t.converged}, as_json)
+        return
+    from attnstat.rmt.sweeps import compare_attention_ridge
+    out = compare_attention_ridge(_act(f, level), c=c, gamma=np.asarray(gamma, float), mu=mu, w_K=w_K, w_Q=w_Q, scale=scale,
+                                  diag=diag, test=test_error, require_a1=require_a1)
+    emit({**head, "scale": scale, **out}, as_json)
+
+def rmt_simulation_bytes(n:int, p:int) -> float:
+    "Bytes that one trial of `empirical_errors` holds at once: kernel, eigendecomposition and tokens (float64)."
+    return 8.0 * (6.0 * n * n + 4.0 * n * p + 2.0 * p * p)
 
 @rmt.command("simulate")
 @activation_options
 @click.option("--n", type=int, default=256, show_default=True, help="Number of tokens n >= 2.")
-@click.option("--p", type=int, default=128, show_default=True, help="Embedding dimension p >= 1.")
+@click.option("--p", type=int, default=128, show_default=True,
+              help="Embedding dimension p >= 1 (p = 1 only when w_K, w_Q are parallel to mu: --phi, --phi-q multiples of pi).")
 @click.option("--gamma", type=FloatList(), default="0.01,0.1,1,10", show_default=True, help="Ridge parameter(s) > 0, comma-separated.")
 @geometry_options
 @click.option("--trials", type=int, default=10, show_default=True, help="Independent draws >= 1.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed >= 0.")
+@click.option("--seed", type=int, default=0, show_default=True, callback=_nonneg_int, help="Seed >= 0.")
 @click.option("--diag", type=click.Choice(["zero", "keep"]), default="zero", show_default=True, help="Kernel diagonal.")
 @click.option("--kernel", type=click.Choice(["real", "gaussian"]), default="real", show_default=True,
               help="Nonlinear kernel or its Gaussian equivalent.")
@@ -267,47 +338,82 @@ def error(f, level, c, gamma, snr, r, phi, r_Q, phi_Q, diag, as_json):
 @library_errors
 def rmt_simulate(f, level, n, p, gamma, snr, r, phi, r_Q, phi_Q, trials, seed, diag, kernel, as_json):
     "Simulated interpolation errors of attention and ridge regression (mean and standard error over trials)."
+    import numpy as np
+    from attnstat.core import check_int, check_memory
     from attnstat.rmt.models import aligned_vectors, empirical_errors
+    n, p = check_int("n", n, lo=2), check_int("p", p, lo=1)
+    check_memory("n" if n * n >= n * p else "p", rmt_simulation_bytes(n, p))
     mu, w_K, w_Q = aligned_vectors(snr, r, phi, r_Q, phi_Q)
+    if p < mu.size: # the three vectors live in a plane: p = 1 works only when they are parallel
+        scale = max(1.0, *(float(np.abs(v).max()) for v in (mu, w_K, w_Q)))
+        if max(float(np.abs(v[p:]).max()) for v in (mu, w_K, w_Q)) > 1e-12 * scale:
+            raise click.BadParameter(f"p must be >= 2 unless --phi and --phi-q are multiples of pi (mu, w_K, w_Q then "
+                                     f"span 2 dimensions), got p = {p}", param_hint="'--p'")
+        mu, w_K, w_Q = mu[:p], w_K[:p], w_Q[:p]
     e = empirical_errors(_act(f, level), n, p, mu, w_K, w_Q, np.asarray(gamma, float), trials, seed, diag=diag, kernel=kernel)
     emit({"f": f, "n": n, "p": p, "snr": snr, "trials": trials, "seed": seed, **e.table()}, as_json)
 
 # %% ../nbs/05b_cli.ipynb #18faee95
-def _figure_names():
-    from attnstat.figures import FIGURES
-    return list(FIGURES)
+FIGURE_NAMES = ("risk_vs_nu", "attention_vs_ridge", "error_vs_alpha") # = list(attnstat.figures.FIGURES)
+
+def _max_jobs() -> int: return 4 * (os.cpu_count() or 1) # = attnstat.sweep.max_jobs(), without importing it
 
 def _check_jobs(ctx, param, value):
-    if value == 0 or value < -1: raise click.BadParameter(f"jobs must be an integer in [1, inf] or -1 (all cores), got {value}")
+    hi = _max_jobs()
+    if value != -1 and not 1 <= value <= hi:
+        raise click.BadParameter(f"jobs must be -1 (all cores) or an integer in [1, {hi}] (4 per core), got {value}")
     return value
 
+def _check_out(out) -> str:
+    "Create the output folder, or fail with one line naming --out."
+    from pathlib import Path
+    try: Path(out).mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise click.BadParameter(f"out must be a folder that can be created, got {str(out)!r} ({e.strerror})",
+                                 param_hint="'--out'") from None
+    if not os.access(out, os.W_OK | os.X_OK):
+        raise click.BadParameter(f"out must be a writable folder, got {str(out)!r}", param_hint="'--out'")
+    return out
+
+def _has_dask() -> bool:
+    import importlib.util
+    try: return importlib.util.find_spec("dask") is not None and importlib.util.find_spec("distributed") is not None
+    except (ImportError, ValueError): return False
+
 @cli.command()
-@click.option("--only", multiple=True, type=click.Choice(_figure_names()), help="Recompute only this figure (repeatable).")
+@click.option("--only", multiple=True, type=click.Choice(FIGURE_NAMES), help="Recompute only this figure (repeatable).")
 @click.option("--quick", is_flag=True, help="Reduced grids and Monte Carlo sizes (all figures in a few minutes).")
 @click.option("--out", type=click.Path(file_okay=False), default="figures", show_default=True, help="Output folder.")
-@click.option("--jobs", type=int, default=1, show_default=True, callback=_check_jobs, help="Parallel workers (-1: all cores).")
+@click.option("--jobs", type=int, default=1, show_default=True, callback=_check_jobs,
+              help="Parallel workers (-1: all cores; at most 4 per core).")
 @click.option("--backend", type=click.Choice(["loky", "threading", "multiprocessing", "sequential", "dask"]), default="loky",
-              show_default=True, help="joblib backend; 'dask' needs --scheduler.")
+              show_default=True, help="joblib backend; 'dask' needs --scheduler and the 'cluster' extra.")
 @click.option("--scheduler", default=None, help="Dask scheduler address, e.g. tcp://host:8786 (with --backend dask).")
+@click.option("--fresh", is_flag=True, help="Ignore and replace the CSV files already in --out (even unreadable ones).")
 @click.option("--list", "list_", is_flag=True, help="List the figures and exit.")
 @click.option("--progress/--no-progress", default=True, show_default=True, help="Progress bars.")
 @json_option
 @library_errors
-def reproduce(only, quick, out, jobs, backend, scheduler, list_, progress, as_json):
+def reproduce(only, quick, out, jobs, backend, scheduler, fresh, list_, progress, as_json):
     "Recompute every book figure: CSV (with parameters, version, seed), PNG and PDF, with a summary table."
-    from attnstat.figures import FIGURES, reproduce as run, summary_table
     if list_:
+        from attnstat.figures import FIGURES
         emit({"figure": list(FIGURES), "chapter": [FIGURES[n].chapter for n in FIGURES],
               "title": [FIGURES[n].title for n in FIGURES]}, as_json)
         return
+    if backend == "dask" and not _has_dask():
+        raise click.BadParameter("backend 'dask' needs the optional extra: pip install 'attnstat[cluster]'",
+                                 param_hint="'--backend'")
     if backend == "dask" and not scheduler:
         raise click.BadParameter("--backend dask needs a scheduler address such as tcp://host:8786", param_hint="'--scheduler'")
     if scheduler and backend != "dask":
         raise click.BadParameter("--scheduler is only used with --backend dask", param_hint="'--scheduler'")
+    _check_out(out)
+    from attnstat.figures import reproduce as run, summary_table
     echo = (lambda line: click.echo(line, err=True)) if progress else None
     t0 = time.perf_counter()
     rows = run(list(only) or None, out, quick=quick, jobs=jobs, backend=backend, scheduler=scheduler,
-               progress=progress, echo=echo)
+               progress=progress, echo=echo, fresh=fresh)
     if as_json: emit({"figures": rows, "seconds": round(time.perf_counter() - t0, 2), "out": str(out)}, True)
     else:
         click.echo(summary_table(rows))
@@ -316,13 +422,13 @@ def reproduce(only, quick, out, jobs, backend, scheduler, list_, progress, as_js
 # %% ../nbs/05b_cli.ipynb #3a64dd85
 @slr.command()
 @model_options
-@click.option("--activation", type=click.Choice(_slr_activations()), default="softmax", show_default=True, help="Attention activation.")
+@click.option("--activation", type=click.Choice(SLR_ACTIVATIONS), default="softmax", show_default=True, help="Attention activation.")
 @click.option("--alpha", type=FloatList(), required=True, help="Sample ratio(s) N/D > 0, comma-separated.")
 @click.option("--lam", type=float, default=0.1, show_default=True, help="Ridge strength > 0 (shared by k and v).")
 @click.option("--lam-k", "--lam_k", "lam_k", type=float, default=None, help="Ridge strength of k (default --lam).")
 @click.option("--lam-v", "--lam_v", "lam_v", type=float, default=None, help="Ridge strength of v (default --lam).")
 @click.option("--n-mc", "--n_mc", "n_mc", type=int, default=20_000, show_default=True, help="Monte Carlo samples of the channel.")
-@click.option("--mc-seed", "--mc_seed", "mc_seed", type=int, default=0, show_default=True, help="Monte Carlo seed.")
+@_mc_seed_option
 @click.option("--init", type=click.Choice(["informed", "uninformed"]), default="informed", show_default=True, help="Starting overlaps.")
 @click.option("--c", type=float, default=0.0, show_default=True, help="erf offset (fixed).")
 @json_option
@@ -337,22 +443,37 @@ def replica(model, L, nu, noise, activation, alpha, lam, lam_k, lam_v, n_mc, mc_
     emit({"model": model, "L": L, "nu": nu, "noise": noise, "activation": activation, **cols}, as_json)
 
 # %% ../nbs/05b_cli.ipynb #cbed38cb
+def slr_simulation_bytes(alpha:float, D:int, L:int, n_test:int) -> float:
+    "Bytes that `simulate_erm` holds at once: the N = alpha D training sequences (with a gradient's worth of temporaries) and a test chunk."
+    N = math.ceil(alpha * D)
+    return 8.0 * (1.5 * N * L * D + 2.0 * min(n_test * L * D, 2_000_000 + L * D))
+
 @slr.command("simulate")
 @model_options
-@click.option("--activation", type=click.Choice(_slr_activations()), default="softmax", show_default=True, help="Attention activation.")
+@click.option("--activation", type=click.Choice(SLR_ACTIVATIONS), default="softmax", show_default=True, help="Attention activation.")
 @click.option("--alpha", type=float, required=True, help="Sample ratio N/D > 0.")
 @click.option("--lam", type=float, default=0.1, show_default=True, help="Ridge strength > 0 (shared by k and v).")
 @click.option("--D", "D", type=int, default=100, show_default=True, help="Dimension D >= 2.")
 @click.option("--init", type=click.Choice(["informed", "random"]), default="informed", show_default=True, help="Starting point.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of teacher, data and start (>= 0).")
+@click.option("--seed", type=int, default=0, show_default=True, callback=_nonneg_int, help="Seed of teacher, data and start (>= 0).")
 @click.option("--n-test", "--n_test", "n_test", type=int, default=10_000, show_default=True, help="Test sequences >= 2.")
 @click.option("--c", type=float, default=0.0, show_default=True, help="erf offset (fixed).")
+@click.option("--restarts", type=int, default=None,
+              help="K >= 1 random starts on the same data, batched; reports the lowest objective and every minimum found.")
 @json_option
 @library_errors
-def slr_simulate(model, L, nu, noise, activation, alpha, lam, D, init, seed, n_test, c, as_json):
+def slr_simulate(model, L, nu, noise, activation, alpha, lam, D, init, seed, n_test, c, restarts, as_json):
     "Simulate ridge ERM at finite D: test error, training loss, overlaps, optimiser diagnostics."
+    from attnstat.core import check_int, check_positive, check_memory
     from attnstat.slr.simulate import simulate_erm
-    r = simulate_erm(make_model(model, L, nu, noise), activation, alpha, lam, D, init=init, seed=seed, n_test=n_test, c=c)
+    mdl = make_model(model, L, nu, noise)
+    alpha, D = check_positive("alpha", alpha), check_int("D", D, lo=2)
+    n_test = check_int("n_test", n_test, lo=2)
+    sizes = {"L": L, "alpha": alpha, "D": D}
+    check_memory(max(sizes, key=sizes.get),
+                 slr_simulation_bytes(alpha, D, L, n_test))
+    kw = {} if restarts is None else {"restarts": restarts}
+    r = simulate_erm(mdl, activation, alpha, lam, D, init=init, seed=seed, n_test=n_test, c=c, **kw)
     emit({"model": model, "L": L, "nu": nu, "noise": noise, "activation": activation, **r.as_dict()}, as_json)
 
 # %% ../nbs/05b_cli.ipynb #ff24bce7

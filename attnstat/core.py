@@ -8,8 +8,9 @@ import numbers
 import numpy as np
 
 # %% auto #0
-__all__ = ['ConvergenceError', 'ConvergenceWarning', 'check_real', 'check_positive', 'check_int', 'check_choice', 'check_array',
-           'available_memory', 'memory_limit', 'check_memory', 'as_generator', 'spawn', 'as_generator_seed']
+__all__ = ['ConvergenceError', 'ConvergenceWarning', 'ParameterTypeError', 'check_real', 'check_positive', 'check_int',
+           'check_choice', 'check_array', 'available_memory', 'memory_limit', 'check_memory', 'as_generator', 'spawn',
+           'as_generator_seed']
 
 # %% ../nbs/00_core.ipynb #9cf2e53f
 class ConvergenceError(RuntimeError):
@@ -23,6 +24,9 @@ class ConvergenceError(RuntimeError):
 
 class ConvergenceWarning(RuntimeWarning):
     "A solver returned a result that did not reach its tolerance."
+
+class ParameterTypeError(TypeError, ValueError):
+    "A parameter of the wrong type: a `TypeError` that is also a `ValueError` (older callers catch that)."
 
 # %% ../nbs/00_core.ipynb #a458cf3c
 def _fmt(value):
@@ -40,7 +44,7 @@ def check_real(name:str, # parameter name, used in the message
     left, right = ("(" if lo_open else "["), (")" if hi_open else "]")
     rng = f"{left}{lo}, {hi}{right}"
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise ValueError(f"{name} must be a real number in {rng}, got {_fmt(value)}")
+        raise ParameterTypeError(f"{name} must be a real number in {rng}, got {_fmt(value)} of type {type(value).__name__}")
     v = float(value)
     if np.isnan(v) or (np.isinf(v) and not allow_inf):
         raise ValueError(f"{name} must be a finite real number in {rng}, got {v}")
@@ -56,7 +60,7 @@ def check_int(name:str, value, lo:int|None=None, hi:int|None=None) -> int:
     "Return `value` as an int after checking it is an integer in `[lo, hi]`."
     rng = f"[{'-inf' if lo is None else lo}, {'inf' if hi is None else hi}]"
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise ValueError(f"{name} must be an integer in {rng}, got {_fmt(value)}")
+        raise ParameterTypeError(f"{name} must be an integer in {rng}, got {_fmt(value)} of type {type(value).__name__}")
     v = int(value)
     if (lo is not None and v < lo) or (hi is not None and v > hi):
         raise ValueError(f"{name} must be an integer in {rng}, got {v}")
@@ -70,7 +74,11 @@ def check_choice(name:str, value, choices) -> object:
 
 def check_array(name:str, value, ndim:int|None=None, shape:tuple|None=None, finite:bool=True) -> np.ndarray:
     "Return `value` as a float64 array after checking its rank, shape and finiteness."
-    a = np.asarray(value, dtype=float)
+    if isinstance(value, (str, bytes)) or (isinstance(value, np.ndarray) and value.dtype.kind not in "biuf"):
+        raise ParameterTypeError(f"{name} must be an array of real numbers, got {_fmt(value)}")
+    try: a = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ParameterTypeError(f"{name} must be an array of real numbers, got {type(value).__name__}") from None
     if ndim is not None and a.ndim != ndim:
         raise ValueError(f"{name} must have {ndim} dimension(s), got shape {a.shape}")
     if shape is not None and a.shape != tuple(shape):
@@ -122,14 +130,16 @@ def check_memory(param:str, # the parameter(s) that set the size, named in the m
     return float(nbytes)
 
 # %% ../nbs/00_core.ipynb #b2bac147
-def as_generator(seed) -> np.random.Generator:
-    "Turn an int, a `SeedSequence`, `None` or a `Generator` into a `numpy.random.Generator`."
+def as_generator(seed, name:str="seed") -> np.random.Generator:
+    "Turn an int, a `SeedSequence`, `None` or a `Generator` into a `numpy.random.Generator` (`name` is used in errors)."
     if isinstance(seed, np.random.Generator): return seed
+    if isinstance(seed, (bool, np.bool_)):
+        raise ParameterTypeError(f"{name} must be a non-negative integer, None or a numpy.random.Generator, got {seed!r}")
     if seed is None or isinstance(seed, (numbers.Integral, np.random.SeedSequence)):
-        if isinstance(seed, numbers.Integral) and not isinstance(seed, (bool, np.bool_)) and seed < 0:
-            raise ValueError(f"seed must be a non-negative integer, got {seed}")
+        if isinstance(seed, numbers.Integral) and seed < 0:
+            raise ValueError(f"{name} must be a non-negative integer, got {seed}")
         return np.random.default_rng(seed)
-    raise ValueError(f"seed must be an int, None or a numpy.random.Generator, got {type(seed).__name__}")
+    raise ParameterTypeError(f"{name} must be an int, None or a numpy.random.Generator, got {type(seed).__name__}")
 
 def spawn(seed, n:int) -> list:
     "Derive `n` independent child generators from `seed` (reproducible, order-independent)."

@@ -4,7 +4,7 @@
 
 # %% ../nbs/05c_figures.ipynb #12aca071
 from __future__ import annotations
-import math, time
+import math, os, sys, tempfile, time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -79,6 +79,16 @@ def draw_figure(recipe:FigureRecipe, rows:list, quick:bool=False) -> Figure:
     if quick: stamp_quick(fig)
     return fig
 
+def _save_atomic(fig:Figure, path:Path, **kw):
+    "Save a figure through a uniquely named temporary file and `os.replace` (no half-written files)."
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=path.suffix)
+    os.close(fd)
+    try:
+        fig.savefig(tmp, format=path.suffix[1:], **kw)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp): os.unlink(tmp)
+
 def reproduce_figure(name:str, # registry key
                      out="figures", # output folder
                      *,
@@ -87,27 +97,25 @@ def reproduce_figure(name:str, # registry key
                      backend:str="loky", # joblib backend (see run_sweep)
                      scheduler=None, # Dask scheduler address (backend='dask')
                      progress:bool=True, # progress bar for the sweep
+                     fresh:bool=False, # ignore and replace the CSV already in `out`
                     ) -> dict:
     "Recompute one figure: CSV with header (params, version, seed), PNG and PDF; returns a summary."
+    from filelock import FileLock
     recipe = get_figure(name)
     paths = figure_paths(name, out, quick)
+    paths["csv"].parent.mkdir(parents=True, exist_ok=True)
     pts = recipe.points(quick)
     params = {"figure": name, "quick": bool(quick), **recipe.params(quick)}
-    cached = 0
-    if paths["csv"].exists():
-        from attnstat.sweep import read_sweep
-        try:
-            header, old = read_sweep(paths["csv"])
-            cached = len(old) if header.get("params") == params else 0
-        except (OSError, ValueError): cached = 0
     t0 = time.perf_counter()
-    rows = run_sweep(recipe.compute, pts, jobs=jobs, backend=backend, scheduler=scheduler, cache=paths["csv"],
-                     params=params, seed=recipe.seed, progress=progress, desc=name, on_mismatch="restart")
-    fig = draw_figure(recipe, rows, quick)
-    fig.savefig(paths["png"], dpi=110)
-    fig.savefig(paths["pdf"])
+    # One run at a time per figure and folder: a second run waits, then finds every point in the cache.
+    with FileLock(str(paths["csv"].parent / f".{paths['csv'].stem}.lock")):
+        rows = run_sweep(recipe.compute, pts, jobs=jobs, backend=backend, scheduler=scheduler, cache=paths["csv"],
+                         params=params, seed=recipe.seed, progress=progress, desc=name, on_mismatch="restart", fresh=fresh)
+        fig = draw_figure(recipe, rows, quick)
+        _save_atomic(fig, paths["png"], dpi=110)
+        _save_atomic(fig, paths["pdf"])
     seconds = time.perf_counter() - t0
-    return {"figure": name, "points": len(pts), "cached": min(cached, len(pts)), "seconds": round(seconds, 2),
+    return {"figure": name, "points": len(pts), "cached": rows.cached, "seconds": round(seconds, 2),
             "files": [str(paths[k]) for k in ("csv", "png", "pdf")], "quick": bool(quick)}
 
 def reproduce(names=None, # figure names (default: all registered)
@@ -119,6 +127,7 @@ def reproduce(names=None, # figure names (default: all registered)
               scheduler=None, # Dask scheduler address
               progress:bool=True, # progress bars
               echo:Callable|None=None, # called with one status line before each figure (ETA)
+              fresh:bool=False, # ignore and replace the CSV files already in `out`
              ) -> list[dict]:
     "Recompute several figures in turn; returns one summary dict per figure."
     names = list(FIGURES) if not names else [get_figure(n).name for n in names]
@@ -130,7 +139,8 @@ def reproduce(names=None, # figure names (default: all registered)
             left = sum(est[m] for m in names[k:])
             echo(f"[{k + 1}/{len(names)}] {n}: about {est[n]:.0f} s; all remaining figures: about {left:.0f} s "
                  f"(estimates for {'--quick' if quick else 'full'} on 2 cores; elapsed {time.perf_counter() - t0:.0f} s)")
-        done.append(reproduce_figure(n, out, quick=quick, jobs=jobs, backend=backend, scheduler=scheduler, progress=progress))
+        done.append(reproduce_figure(n, out, quick=quick, jobs=jobs, backend=backend, scheduler=scheduler, progress=progress,
+                                     fresh=fresh))
     return done
 
 def summary_table(rows:list) -> str:
@@ -157,19 +167,31 @@ def load_rows(name:str, # registry key
               folder="figures", # where reproduce wrote the files
               quick:bool|None=None, # None: the full data when present, else the quick data
              ) -> list[dict]:
-    "Rows of a figure from the CSV written by `reproduce` (ValueError if it is missing)."
-    from attnstat.sweep import read_sweep
-    get_figure(name)
+    "Rows of a figure's points from the CSV written by `reproduce`, in the recipe's order (ValueError if missing)."
+    from attnstat.sweep import read_sweep, point_key
+    recipe = get_figure(name)
     order = [False, True] if quick is None else [bool(quick)]
     for q in order:
         p = figure_paths(name, folder, q)["csv"]
-        if p.exists(): return read_sweep(p)[1]
+        if not p.exists(): continue
+        header, rows = read_sweep(p)
+        by_key = {}
+        for pt in recipe.points(q):
+            by_key.setdefault(tuple(sorted(pt)), set()).add(point_key(pt))
+        out, seen = [], set()
+        for r in rows: # only rows of the recipe's points, each once (a stray or repeated row is dropped)
+            for ks, wanted in by_key.items():
+                if all(k in r for k in ks) and point_key(r, ks) in wanted and point_key(r, ks) not in seen:
+                    seen.add(point_key(r, ks)); out.append(r); break
+        return out
     raise ValueError(f"folder {str(folder)!r} has no data for figure {name!r}; run `attnstat reproduce --only {name} --out {folder}`")
 
 # %% ../nbs/05c_figures.ipynb #060d351e
 RISK_ACTIVATIONS = ("softmax", "linear", "erf", "softplus")
-_STYLE = {"bayes": dict(color="k", ls="--", lw=1.2), "softmax": dict(color="C0"), "linear": dict(color="C1"),
-          "erf": dict(color="C2"), "softplus": dict(color="C3")}
+# colour, line style and marker together, so that the curves stay apart in grey print
+_STYLE = {"bayes": dict(color="k", ls="--", lw=1.2, marker=""), "softmax": dict(color="C0", ls="-", marker="o", ms=3),
+          "linear": dict(color="C1", ls="-.", marker="s", ms=3), "erf": dict(color="C2", ls=":", marker="^", ms=3),
+          "softplus": dict(color="C3", ls=(0, (5, 1)), marker="v", ms=3)}
 
 def risk_vs_nu_point(activation:str, # an SLR activation name, or "bayes"
                      nu:float, # signal strength
@@ -197,8 +219,7 @@ def _risk_vs_nu_points(quick):
 def _risk_vs_nu_panel(ax, rows, L):
     for a in (*RISK_ACTIVATIONS, "bayes"): # Bayes last: softmax reaches it (Nishimori), so draw it on top
         sel = sorted((r["nu"], r["risk"]) for r in rows if r["L"] == L and r["activation"] == a)
-        if sel: ax.plot(*zip(*sel), marker="" if a == "bayes" else ".", label="Bayes risk" if a == "bayes" else a,
-                        **_STYLE[a])
+        if sel: ax.plot(*zip(*sel), label="Bayes risk" if a == "bayes" else a, **_STYLE[a])
     ax.set_xscale("log"); ax.set_yscale("log")
     ax.set_xlabel(r"signal strength $\nu$"); ax.set_ylabel("optimal population risk")
     ax.set_title(f"spiked SLR, L = {L}", fontsize=9); ax.legend(fontsize=7)
@@ -356,8 +377,8 @@ def _eva_panel(ax, rows, lam):
                      if r["kind"] == "replica" and r["activation"] == a and r["lam"] == lam and r["converged"])
         if sel:
             x, y, e = map(np.array, zip(*sel))
-            ax.errorbar(x, y, e, color=_STYLE.get(a, {}).get("color", f"C{k}"), marker=".", capsize=2,
-                        label=f"{a}, replica (ridge ERM)")
+            ax.errorbar(x, y, e, color=_STYLE.get(a, {}).get("color", f"C{k}"), ls=_STYLE.get(a, {}).get("ls", "-"),
+                        marker=".", capsize=2, label=f"{a}, replica (ridge ERM)")
         sims = {}
         for r in rows:
             if r["kind"] == "simulation" and r["activation"] == a and r["lam"] == lam:

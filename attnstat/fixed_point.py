@@ -4,7 +4,7 @@
 
 # %% ../nbs/00b_fixed_point.ipynb #4dd518be
 from __future__ import annotations
-import warnings
+import numbers, warnings
 from dataclasses import dataclass, field
 import numpy as np
 from .core import ConvergenceError, ConvergenceWarning, check_real, check_int, check_positive, check_choice
@@ -30,11 +30,25 @@ class FixedPointResult:
         return dict(zip(names, np.ravel(self.x)))
 
 # %% ../nbs/00b_fixed_point.ipynb #c93f3a6a
+def _check_type(name, value, kinds, what):
+    "TypeError naming `name` unless `value` is an instance of `kinds` (bools are never numbers here)."
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, kinds):
+        raise TypeError(f"{name} must be {what}, got {type(value).__name__}")
+    return value
+
+def _tolerances(atol, rtol):
+    "Defaults (1e-10, 1e-8) when neither is given; an explicit atol alone means rtol = 0, an explicit rtol alone atol = 0."
+    if atol is None and rtol is None: return 1e-10, 1e-8
+    atol = 0.0 if atol is None else check_positive("atol", _check_type("atol", atol, numbers.Real, "a real number >= 0"), strict=False)
+    rtol = 0.0 if rtol is None else check_positive("rtol", _check_type("rtol", rtol, numbers.Real, "a real number >= 0"), strict=False)
+    if atol == 0 and rtol == 0: raise ValueError("atol and rtol must not both be 0")
+    return atol, rtol
+
 def fixed_point(F, # the map: F(x) -> array of the same shape as x
                 x0, # initial guess (array-like, real or complex)
                 damping:float=0.5, # weight on the old iterate, in [0, 1): x <- (1 - damping) F(x) + damping x
-                atol:float=1e-10, # absolute tolerance on |F(x) - x|
-                rtol:float=1e-8, # relative tolerance, times |F(x)|
+                atol:float|None=None, # absolute tolerance on |F(x) - x| (default 1e-10; 0 when only rtol is given)
+                rtol:float|None=None, # relative tolerance, times |F(x)| (default 1e-8; 0 when only atol is given)
                 max_iter:int=2000, # maximum number of evaluations of F
                 on_fail:str="raise", # "raise" a ConvergenceError, or "warn" and return converged=False
                 history:bool=False, # keep (x, residual) of every iteration
@@ -44,14 +58,19 @@ def fixed_point(F, # the map: F(x) -> array of the same shape as x
                 anderson_start:float=np.inf, # Anderson extrapolates only once the undamped residual is below this
                ) -> FixedPointResult:
     "Solve x = F(x) by damped (or Anderson-accelerated) iteration, testing the undamped residual over all unknowns."
-    damping = check_real("damping", damping, lo=0.0, hi=1.0, hi_open=True)
-    atol = check_positive("atol", atol, strict=False); rtol = check_positive("rtol", rtol, strict=False)
-    if atol == 0 and rtol == 0: raise ValueError("atol and rtol must not both be 0")
-    max_iter = check_int("max_iter", max_iter, lo=1)
-    check_choice("on_fail", on_fail, ("raise", "warn"))
-    check_choice("method", method, ("damped", "anderson"))
-    anderson_m = check_int("anderson_m", anderson_m, lo=1)
-    x = np.array(x0, dtype=complex if np.iscomplexobj(x0) else float)
+    if not callable(F): raise TypeError(f"F must be callable, got {type(F).__name__}")
+    damping = check_real("damping", _check_type("damping", damping, numbers.Real, "a real number in [0, 1)"),
+                         lo=0.0, hi=1.0, hi_open=True)
+    atol, rtol = _tolerances(atol, rtol)
+    max_iter = check_int("max_iter", _check_type("max_iter", max_iter, numbers.Integral, "an integer >= 1"), lo=1)
+    check_choice("on_fail", _check_type("on_fail", on_fail, str, "'raise' or 'warn'"), ("raise", "warn"))
+    check_choice("method", _check_type("method", method, str, "'damped' or 'anderson'"), ("damped", "anderson"))
+    anderson_m = check_int("anderson_m", _check_type("anderson_m", anderson_m, numbers.Integral, "an integer >= 1"), lo=1)
+    anderson_start = check_real("anderson_start", _check_type("anderson_start", anderson_start, numbers.Real, "a real number > 0"),
+                                lo=0.0, lo_open=True, allow_inf=True)
+    try: x = np.array(x0, dtype=complex if np.iscomplexobj(x0) else float)
+    except (TypeError, ValueError): raise TypeError(f"x0 must be a number or an array of numbers, got {type(x0).__name__}") from None
+    if not np.all(np.isfinite(x)): raise ValueError("x0 must contain only finite numbers")
     if names is not None and len(names) != x.size:
         raise ValueError(f"names must have one entry per unknown ({x.size}), got {len(names)}")
     hist, res = [], np.inf
@@ -91,7 +110,7 @@ def _fail(msg, x, res, it, hist, names, on_fail, fatal=False):
     warnings.warn(msg, ConvergenceWarning, stacklevel=3)
     return FixedPointResult(x, False, it, res, hist, names)
 
-# %% ../nbs/00b_fixed_point.ipynb #fdebb9c4
+# %% ../nbs/00b_fixed_point.ipynb #97519b9b
 def continuation(F, # the map F(x, param) -> array like x
                  params, # parameter values, solved in this order
                  x0, # initial guess for the first parameter value

@@ -4,7 +4,7 @@
 
 # %% ../nbs/00a_gaussian.ipynb #2f9a55b5
 from __future__ import annotations
-import math, warnings
+import math, numbers, warnings
 from functools import lru_cache
 import numpy as np
 from scipy import integrate, special
@@ -14,6 +14,28 @@ from .core import check_int, check_positive, check_real, check_array
 __all__ = ['QuadratureWarning', 'hermite_rule', 'gauss_expect', 'cov_sqrt', 'gauss_expect_2d', 'quad_expect', 'mean_stderr']
 
 # %% ../nbs/00a_gaussian.ipynb #1b1e3e0c
+def _need(name, value, kinds, what):
+    "TypeError naming `name` unless `value` is an instance of `kinds` (bools are never numbers here)."
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, kinds):
+        raise TypeError(f"{name} must be {what}, got {type(value).__name__}")
+    return value
+
+def _numeric(name, value):
+    "`value` as a float array; TypeError naming `name` when it is not numeric."
+    try: kind = np.asarray(value).dtype.kind
+    except (TypeError, ValueError): kind = "O"
+    if kind not in "iuf": raise TypeError(f"{name} must be a real number or an array of real numbers, got {type(value).__name__}")
+    return np.asarray(value, dtype=float)
+
+def _no_nan(values, where):
+    "ValueError when the integrand returned NaN, naming the first point where it did."
+    v = np.asarray(values)
+    bad = np.isnan(v)
+    if bad.any():
+        raise ValueError(f"f returned NaN at {int(bad.sum())} of {v.size} quadrature points ({where}): "
+                         "the integrand must be defined (not NaN) on the whole real line")
+    return v
+
 class QuadratureWarning(RuntimeWarning):
     "A quadrature rule disagrees with its refinement beyond the requested tolerance."
 
@@ -25,7 +47,7 @@ def _hermite_rule(n):
 def hermite_rule(n:int # number of nodes (>= 1)
                 ) -> tuple:
     "Nodes and weights of the `n`-point Gauss–Hermite rule for the standard Gaussian (weights sum to 1)."
-    n = check_int("n", n, lo=1)
+    n = check_int("n", _need("n", n, numbers.Integral, "an integer >= 1"), lo=1)
     x, w = _hermite_rule(n)
     return x.copy(), w.copy()
 
@@ -46,15 +68,21 @@ def gauss_expect(f, # vectorised function of one array argument
                  atol:float=1e-12, # absolute tolerance of the self-check
                 ):
     "E f(mean + sqrt(var) xi) for xi ~ N(0, 1) by Gauss–Hermite quadrature."
-    mean, var = np.asarray(mean, dtype=float), np.asarray(var, dtype=float)
+    if not callable(f): raise TypeError(f"f must be callable, got {type(f).__name__}")
+    mean, var = _numeric("mean", mean), _numeric("var", var)
     if np.any(var < 0) or not np.all(np.isfinite(var)):
         raise ValueError(f"var must be finite and >= 0, got min {np.min(var)}")
+    if not np.all(np.isfinite(mean)): raise ValueError("mean must contain only finite numbers")
+    n = check_int("n", _need("n", n, numbers.Integral, "an integer >= 1"), lo=1)
+    if not isinstance(check, (bool, np.bool_)): raise TypeError(f"check must be a bool, got {type(check).__name__}")
+    rtol = check_positive("rtol", _need("rtol", rtol, numbers.Real, "a real number >= 0"), strict=False)
+    atol = check_positive("atol", _need("atol", atol, numbers.Real, "a real number >= 0"), strict=False)
     def rule(k):
-        x, w = _hermite_rule(check_int("n", k, lo=1))
+        x, w = _hermite_rule(k)
         pts = mean[..., None] + np.sqrt(var)[..., None] * x
-        return np.asarray(f(pts)) @ w
+        return _no_nan(f(pts), "gauss_expect") @ w
     v = rule(n)
-    if check: _check_agreement(rule(n), rule(2 * n), rtol, atol, "gauss_expect")
+    if check: _check_agreement(v, rule(2 * n), rtol, atol, "gauss_expect")
     return v[()] if isinstance(v, np.ndarray) else v
 
 # %% ../nbs/00a_gaussian.ipynb #8e6670b6
@@ -85,15 +113,18 @@ def gauss_expect_2d(f, # vectorised function f(x, y) of two arrays
                     atol:float=1e-12, # absolute tolerance of the self-check
                    ) -> float:
     "E f(X, Y) for (X, Y) ~ N(mean, cov) by a tensor Gauss–Hermite rule."
-    m = check_array("mean", mean, shape=(2,))
-    C = cov_sqrt(cov)
+    if not callable(f): raise TypeError(f"f must be callable, got {type(f).__name__}")
+    m = check_array("mean", _numeric("mean", mean), shape=(2,))
+    C = cov_sqrt(_numeric("cov", cov), name="cov")
     if C.shape != (2, 2): raise ValueError(f"cov must be 2x2, got shape {C.shape}")
+    n = check_int("n", _need("n", n, numbers.Integral, "an integer >= 1"), lo=1)
+    if not isinstance(check, (bool, np.bool_)): raise TypeError(f"check must be a bool, got {type(check).__name__}")
     def rule(k):
-        x, w = _hermite_rule(check_int("n", k, lo=1))
+        x, w = _hermite_rule(k)
         g1, g2 = np.meshgrid(x, x, indexing="ij")
         X = m[0] + C[0, 0] * g1 + C[0, 1] * g2
         Y = m[1] + C[1, 0] * g1 + C[1, 1] * g2
-        return float(np.einsum("i,ij,j->", w, np.asarray(f(X, Y), dtype=float), w))
+        return float(np.einsum("i,ij,j->", w, _no_nan(np.asarray(f(X, Y), dtype=float), "gauss_expect_2d"), w))
     v = rule(n)
     if check: _check_agreement(v, rule(2 * n), rtol, atol, "gauss_expect_2d")
     return v
@@ -109,10 +140,16 @@ def quad_expect(f, # scalar function of one float
                 full_output:bool=False, # also return the summed error estimate
                ):
     "E f(X) for X ~ N(mean, std^2) by adaptive quadrature, split at `breakpoints`."
-    mean = check_real("mean", mean); std = check_positive("std", std)
-    pts = sorted({float(b) for b in breakpoints})
+    if not callable(f): raise TypeError(f"f must be callable, got {type(f).__name__}")
+    mean = check_real("mean", _need("mean", mean, numbers.Real, "a real number"))
+    std = check_positive("std", _need("std", std, numbers.Real, "a real number > 0"))
+    pts = sorted({check_real("breakpoints", _need("breakpoints", b, numbers.Real, "a sequence of real numbers")) for b in breakpoints})
+    limit = check_int("limit", _need("limit", limit, numbers.Integral, "an integer >= 1"), lo=1)
     edges = [-np.inf, *pts, np.inf]
-    dens = lambda t: f(t) * math.exp(-0.5 * ((t - mean) / std)**2) / (std * math.sqrt(2 * math.pi))
+    def dens(t):
+        v = f(t)
+        if v != v: raise ValueError(f"f returned NaN at t={t!r} (quad_expect): the integrand must be defined (not NaN) on the whole real line")
+        return v * math.exp(-0.5 * ((t - mean) / std)**2) / (std * math.sqrt(2 * math.pi))
     total, err = 0.0, 0.0
     for lo, hi in zip(edges[:-1], edges[1:]):
         if lo == -np.inf and hi == np.inf:  # split at the mean so quad sees the bulk

@@ -7,13 +7,18 @@ from __future__ import annotations
 import io, numbers, shutil
 from pathlib import Path
 import numpy as np
-import ipywidgets as widgets
-from ipywidgets.embed import embed_minimal_html, dependency_state
+try:
+    import ipywidgets as widgets
+    from ipywidgets.embed import embed_minimal_html, dependency_state
+except ImportError as e: # ipywidgets is an optional extra: the computations never need it
+    raise ImportError("attnstat.interactive needs ipywidgets, which comes with the optional 'interactive' extra: "
+                      "pip install 'attnstat[interactive]'") from e
 from matplotlib.figure import Figure
 from .core import check_int
 
 # %% auto #0
-__all__ = ['EMBED_JS_NAME', 'render_png', 'PrecomputedFigure', 'precomputed_figure', 'find_embed_js', 'write_html']
+__all__ = ['EMBED_JS_NAME', 'PACKAGED_EMBED_JS', 'render_png', 'PrecomputedFigure', 'precomputed_figure', 'find_embed_js',
+           'write_html']
 
 # %% ../nbs/05a_interactive.ipynb #59c50104
 def render_png(plot_fn, # called as plot_fn(ax, **params) to draw on a matplotlib Axes
@@ -123,11 +128,14 @@ def precomputed_figure(plot_fn, # called as plot_fn(ax, **point) for every point
 # %% ../nbs/05a_interactive.ipynb #4d83c4d8
 EMBED_JS_NAME = "embed.js"
 
+import attnstat as _pkg
+PACKAGED_EMBED_JS = Path(_pkg.__file__).resolve().parent / "_static" / EMBED_JS_NAME # shipped in the wheel
+
 def find_embed_js(root=None) -> Path|None:
-    "Locate the html-manager embedder (book/node_modules or book/_static); None when absent."
-    root = Path(root) if root is not None else Path(__file__).resolve().parents[1]
+    "Locate the html-manager embedder: the source tree's book/ (node_modules or _static), else the packaged copy; None when absent."
+    root = Path(root) if root is not None else PACKAGED_EMBED_JS.parents[2] # the source tree, when run from it
     for p in (root/"book"/"_static"/EMBED_JS_NAME,
-              root/"book"/"node_modules"/"@jupyter-widgets"/"html-manager"/"dist"/EMBED_JS_NAME):
+              root/"book"/"node_modules"/"@jupyter-widgets"/"html-manager"/"dist"/EMBED_JS_NAME, PACKAGED_EMBED_JS):
         if p.exists(): return p
     return None
 
@@ -140,7 +148,8 @@ def write_html(widget, # a widget, e.g. from precomputed_figure
     path = Path(path)
     src = Path(embed_js) if embed_js is not None else find_embed_js()
     if src is None or not src.exists():
-        raise ValueError("embed_js must point to @jupyter-widgets/html-manager's dist/embed.js (run `npm ci` in book/)")
+        raise ValueError("embed_js must point to @jupyter-widgets/html-manager's dist/embed.js: the copy shipped in "
+                         f"attnstat/_static/ is missing ({PACKAGED_EMBED_JS}); reinstall attnstat or pass embed_js=PATH")
     path.parent.mkdir(parents=True, exist_ok=True)
     if src.resolve() != (path.parent/EMBED_JS_NAME).resolve(): shutil.copyfile(src, path.parent/EMBED_JS_NAME)
     state = dependency_state([widget, *getattr(widget, "links", [])], drop_defaults=False)

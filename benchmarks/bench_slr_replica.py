@@ -1,52 +1,74 @@
-"""Benchmarks of the SLR replica solver and the ERM simulation (plain script; prints timings and ratios).
+"""Benchmarks of the SLR replica solver (plain script; prints timings and ratios against the former implementation,
+which stays reachable as `integration="mc", n_rand=1`).
 
-1. One replica point (spiked L = 3, nu = 1, softmax, alpha = 5, lam = 0.1, 10^5 Monte Carlo samples) to an undamped
-   residual below 1e-6 (target: under 20 s).
-2. The prox at that point: the vectorised Newton solve against scipy.optimize.minimize (L-BFGS-B) over the
-   concatenated batch, the naive approach, on the same fields and from the same start (target ratio > 20).
-3. A 20-point alpha curve for one activation (informed start, continuation downward; target: under 5 minutes).
-4. simulate_erm at D = 1000, alpha = 5, L = 3 (target: under 30 s).
+1. Precision at spiked L = 2, nu = 2, alpha = 5, lam = 0.1, softmax: the spread (standard deviation over 4 seeds of
+   the channel sample) of the test error and the time per point, former plain Monte Carlo (n = 2e4) against the
+   randomised QMC default (target: spread <= 2e-4 in <= 3 s per point). Also checks that the reported `test_error_se`
+   matches the measured spread.
+2. A 50-point alpha curve (spiked L = 3, nu = 1, softmax, lam = 0.1) with the stability diagnostics, on 2 cores
+   (the grid cut in two pieces, each scanned downward with warm starts; target: under 60 s).
+   `--baseline` also times the former 20-point curve (plain MC, n = 2e4, one core).
+3. The prox at one point: the vectorised Newton solve against scipy L-BFGS-B on the concatenated batch.
 """
 import sys, time
 import numpy as np
 from scipy.optimize import minimize
 from attnstat.slr import SpikedSLR
 from attnstat.slr.replica import replica_erm, replica_curve, channel_sample, prox_newton, prox_objective, _fields
-from attnstat.slr.simulate import simulate_erm
 
-def main(n_mc=100_000):
-    model = SpikedSLR(3, 1.0)
+def precision(seeds=range(4), **new):
+    m = SpikedSLR(2, 2.0)
+    out = {}
+    for name, kw in (("former MC, n=2e4", dict(integration="mc", n_rand=1, n_mc=20_000)), ("RQMC default", new)):
+        te, se, ts = [], [], []
+        for s in seeds:
+            t0 = time.perf_counter(); r = replica_erm(m, "softmax", 5.0, 0.1, mc_seed=s, **kw); ts.append(time.perf_counter() - t0)
+            te.append(r.test_error); se.append(r.test_error_se)
+        out[name] = (np.std(te, ddof=1), np.mean(ts), np.mean(se), np.mean(te))
+        print(f"[1] {name}: test error {np.mean(te):.5f}, spread over {len(te)} seeds {out[name][0]:.2e}, "
+              f"reported s.e. {out[name][2]:.2e}, {out[name][1]:.2f} s per point", flush=True)
+    (s0, t0, _, _), (s1, t1, _, _) = out.values()
+    print(f"[1] ratio: spread {s0 / s1:.1f}x smaller, time {t1 / t0:.2f}x")
+
+def curve(n_points=50, **new):
+    new = dict(dict(n_mc=8192, atol=1e-5, max_iter=150), **new)
+    alphas = np.geomspace(0.3, 20, n_points)
     t0 = time.perf_counter()
-    r = replica_erm(model, "softmax", 5.0, 0.1, n_mc=n_mc, atol=1e-6)
-    t_point = time.perf_counter() - t0
-    print(f"[1] replica point, n_mc={n_mc}: {t_point:.1f} s, {r.n_iter} iterations, undamped residual {r.residual:.1e}, "
-          f"test error {r.test_error:.4f} ± {r.test_error_se:.4f}")
+    rows = replica_curve(SpikedSLR(3, 1.0), "softmax", alphas, 0.1, starts=("informed",), directions=("down",),
+                         n_jobs=2, split=2, progress=False, **new)
+    t = time.perf_counter() - t0
+    print(f"[2] {n_points}-point curve with stability diagnostics on 2 cores: {t:.1f} s, converged "
+          f"{sum(r['converged'] for r in rows)}/{len(rows)}, RS-unstable {sum(not r.get('rs_stable', True) for r in rows)}", flush=True)
+    return t
 
+def baseline_curve():
+    t0 = time.perf_counter()
+    rows = replica_curve(SpikedSLR(3, 1.0), "softmax", np.linspace(0.5, 20, 20), 0.1, starts=("informed",), directions=("down",),
+                         n_mc=20_000, integration="mc", n_rand=1, diagnostics=False, atol=1e-5, progress=False)
+    t = time.perf_counter() - t0
+    print(f"[2] former 20-point curve (plain MC, n=2e4, no diagnostics, one core): {t:.1f} s ({t / 20:.2f} s per point)")
+    return t
+
+def prox(n_mc=100_000):
+    model = SpikedSLR(3, 1.0)
+    r = replica_erm(model, "softmax", 5.0, 0.1, n_mc=20_000, integration="mc", n_rand=1, atol=1e-5)
     S = channel_sample(model, n_mc, 0)
     omk, omv, _, _ = _fields(r.x, S)
-    Vk, Vv = r.V_k, r.V_v
-    t0 = time.perf_counter(); chi, phi, left = prox_newton("softmax", omk, omv, S.y, Vk, Vv, S.mask); t_newton = time.perf_counter() - t0
+    t0 = time.perf_counter(); chi, phi, left = prox_newton("softmax", omk, omv, S.y, r.V_k, r.V_v, S.mask); t_newton = time.perf_counter() - t0
     def fg(x):
-        p, g, _ = prox_objective("softmax", x.reshape(omk.shape), omk, omv, S.y, Vk, Vv, S.mask, derivatives=True)
+        p, g, _ = prox_objective("softmax", x.reshape(omk.shape), omk, omv, S.y, r.V_k, r.V_v, S.mask, derivatives=True)
         return p.sum(), g.ravel()
     t0 = time.perf_counter()
     res = minimize(fg, omk.ravel(), jac=True, method="L-BFGS-B", options=dict(gtol=1e-10, ftol=1e-15, maxiter=100_000))
     t_naive = time.perf_counter() - t0
-    phi_naive = prox_objective("softmax", res.x.reshape(omk.shape), omk, omv, S.y, Vk, Vv, S.mask)
-    print(f"[2] prox at n={n_mc}: Newton {t_newton:.2f} s, scipy L-BFGS-B on the concatenated batch {t_naive:.2f} s "
-          f"({res.nit} iterations): ratio {t_naive / t_newton:.1f}x; max(phi_newton - phi_lbfgs) = {np.max(phi - phi_naive):.1e}, "
-          f"samples where L-BFGS is lower by > 1e-8: {int(np.sum(phi - phi_naive > 1e-8))}")
-
-    alphas = np.linspace(0.5, 20, 20)
-    t0 = time.perf_counter()
-    rows = replica_curve(model, "softmax", alphas, 0.1, starts=("informed",), directions=("down",), n_mc=20_000, atol=1e-5, progress=False)
-    t_curve = time.perf_counter() - t0
-    print(f"[3] 20-point alpha curve (n_mc=2e4, atol=1e-5): {t_curve:.0f} s, converged {sum(r['converged'] for r in rows)}/20")
-
-    t0 = time.perf_counter()
-    s = simulate_erm(model, "softmax", 5.0, 0.1, 1000, seed=0)
-    print(f"[4] simulate_erm D=1000, alpha=5, L=3: {time.perf_counter() - t0:.1f} s total, L-BFGS {s.seconds:.1f} s, "
-          f"{s.n_iter} iterations, test error {s.test_error:.4f}")
+    phi_naive = prox_objective("softmax", res.x.reshape(omk.shape), omk, omv, S.y, r.V_k, r.V_v, S.mask)
+    print(f"[3] prox at n={n_mc}: Newton {t_newton:.2f} s, scipy L-BFGS-B {t_naive:.2f} s: ratio {t_naive / t_newton:.1f}x; "
+          f"max(phi_newton - phi_lbfgs) = {np.max(phi - phi_naive):.1e}")
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 100_000)
+    precision()
+    t = curve()
+    if "--baseline" in sys.argv:
+        tb = baseline_curve()
+        print(f"[2] ratio per point (former / new with diagnostics): {(tb / 20) / (t / 50):.1f}x")
+    prox()

@@ -39,6 +39,10 @@ CASES = {
                   ["gamma", "E_attn", "E_rr", "difference"]),
     "rmt simulate": (["rmt", "simulate", "--n", "48", "--p", "24", "--trials", "2", "--gamma", "0.1,1"],
                      ["gamma", "attention", "ridge", "attention_se"]),
+    "rmt error --test-error": (["rmt", "error", "--gamma", "0.1,1", "--test-error"], ["E_test_attn", "E_test_rr", "E_attn", "E_rr"]),
+    "rmt error --scale-invariant": (["rmt", "error", "--gamma", "0.1,1", "--scale-invariant"], ["gamma_attn", "gamma_rr", "E_attn"]),
+    "slr simulate --restarts": (["slr", "simulate", "--nu", "2", "--alpha", "2", "--D", "10", "--n-test", "100", "--restarts", "2"],
+                                ["test_error", "restarts", "min_energies"]),
 }
 
 @pytest.mark.parametrize("name", list(CASES))
@@ -80,11 +84,12 @@ def test_help_everywhere():
     (["slr", "replica", "--nu", "1", "--alpha", "1", "--lam", "0"], "--lam", "(0.0, inf]"),
     (["slr", "simulate", "--nu", "1", "--alpha", "1", "--D", "1"], "--D", "[2, inf]"),
     (["slr", "bayes", "--nu", "1", "--alpha", "0"], "--alpha", "(0.0, inf]"),
-    (["rmt", "error", "--c", "-1"], "--c", "(0.0, inf]"),
+    (["rmt", "error", "--c", "-1"], "--c", "c must lie in"),
     (["rmt", "error", "--gamma", "0,1"], "--gamma", "(0"),
     (["rmt", "simulate", "--n", "1"], "--n", "[2, inf]"),
     (["rmt", "hermite", "--f", "nope"], "--f", "tanh"),
-    (["reproduce", "--jobs", "0"], "--jobs", "[1, inf]"),
+    (["reproduce", "--jobs", "0"], "--jobs", "[1, "),
+    (["reproduce", "--jobs", "100000"], "--jobs", "(4 per core)"),
     (["reproduce", "--only", "no_such_figure"], "--only", sorted(FIGURES)[0]),
     (["reproduce", "--backend", "dask"], "--scheduler", "tcp://"),
 ])
@@ -93,6 +98,24 @@ def test_bad_value_one_line_exit_2(args, option, rng):
     assert res.exit_code == 2, res.output
     line = one_line_error(res)
     assert option in line and rng in line, line
+
+def test_new_flags_match_library():
+    "--test-error and --scale-invariant print what attnstat.rmt computes; --restarts reaches simulate_erm."
+    import numpy as np
+    from attnstat.rmt import ridge_test_error, compare_attention_ridge, aligned_vectors
+    data = json.loads(run("rmt", "error", "--gamma", "0.1,1", "--snr", "2", "--test-error", "--json").stdout)
+    np.testing.assert_allclose(data["E_test_rr"], ridge_test_error(c=0.5, gamma=np.array([0.1, 1.0]), snr=2.0), rtol=1e-12)
+    mu, wk, wq = aligned_vectors(2.0, 1.0, 0.0)
+    ref = compare_attention_ridge("tanh", c=0.5, gamma=np.array([0.1, 1.0]), mu=mu, w_K=wk, w_Q=wq, scale="relative")
+    data = json.loads(run("rmt", "error", "--gamma", "0.1,1", "--snr", "2", "--scale-invariant", "--json").stdout)
+    np.testing.assert_allclose(data["E_attn"], ref["E_attn"], rtol=1e-12)
+    res = run("rmt", "error", "--scale", "dof", "--scale-invariant")
+    assert res.exit_code == 2 and "--scale-invariant" in one_line_error(res)
+    data = json.loads(run("slr", "simulate", "--nu", "2", "--alpha", "2", "--D", "10", "--n-test", "100", "--restarts", "2",
+                          "--json").stdout)
+    assert data["restarts"] == 2
+    res = run("slr", "simulate", "--nu", "2", "--alpha", "2", "--restarts", "0")
+    assert res.exit_code == 2 and "--restarts" in one_line_error(res)
 
 def test_missing_overlaps_and_bad_type():
     res = run("slr", "population", "--nu", "1", "--m-k", "0.5")

@@ -17,7 +17,8 @@ import numpy as np
 from attnstat.interactive import precomputed_figure, write_html, find_embed_js
 
 pytestmark = pytest.mark.browser
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMIUM = (os.environ.get("ATTNSTAT_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+            or shutil.which("google-chrome"))
 # The built book (override with ATTNSTAT_BOOK_HTML=folder to check another build).
 BOOK_HTML = Path(os.environ.get("ATTNSTAT_BOOK_HTML", ROOT / "book" / "_build" / "html"))
 LOCAL = ("file:", "data:", "blob:")
@@ -27,7 +28,8 @@ def browser():
     sync_api = pytest.importorskip("playwright.sync_api", reason="the Python package playwright is not installed")
     if CHROMIUM is None: pytest.skip("Chromium is not installed (apt-get install -y chromium)")
     with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                                                              "--disable-component-update", "--no-first-run"])
         yield b
         b.close()
 

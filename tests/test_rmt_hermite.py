@@ -62,4 +62,90 @@ def test_bad_input():
     with pytest.raises(ValueError, match="f must be one of"): hermite_coefficients("softplus2")
     with pytest.raises(ValueError, match="level must lie in"): hermite_coefficients("exp_truncated", level=0.0)
     with pytest.raises(ValueError, match="level applies only"): hermite_coefficients("tanh", level=1.0)
-    with pytest.raises(ValueError, match="f must be a name"): hermite_coefficients(3.0)
+    with pytest.raises(TypeError, match="f must be a name"): hermite_coefficients(3.0)
+    with pytest.raises(TypeError, match="level must be a real number"): hermite_coefficients("clipped_relu", level="2")
+    with pytest.raises(TypeError, match="warn must be"): hermite_coefficients("tanh", warn="no")
+    with pytest.raises(TypeError, match="breakpoints must be"): hermite_coefficients(np.tanh, breakpoints="0")
+
+def _gh(g, n=160):
+    "E g(xi) by Gauss-Hermite (independent of the package's adaptive quadrature)."
+    x, w = np.polynomial.hermite_e.hermegauss(n)
+    return float(np.sum(w * g(x)) / np.sum(w))
+
+@pytest.mark.parametrize("name", ["tanh", "erf", "sin"])
+def test_stein_formula_smooth(name):
+    # a1 = E f'(xi), a2 = E f''(xi)/sqrt 2, a3 = E f^(3)(xi)/sqrt 6, with finite-difference derivatives under Gauss-Hermite
+    c = hermite_coefficients(name); f = activation(name)
+    h = 1e-3
+    d1 = lambda t: (f(t + h) - f(t - h)) / (2 * h)
+    d2 = lambda t: (f(t + h) - 2 * f(t) + f(t - h)) / h**2
+    d3 = lambda t: (f(t + 2 * h) - 2 * f(t + h) + 2 * f(t - h) - f(t - 2 * h)) / (2 * h**3)
+    assert abs(c.a1 - _gh(d1)) < 1e-6 and abs(c.a2 - _gh(d2) / math.sqrt(2)) < 1e-5
+    assert abs(c.a3 - _gh(d3) / math.sqrt(6)) < 1e-4      # O(h^2) truncation and rounding of the stencils
+
+def test_mehler_covariance_erf():
+    # Cov(erf xi, erf xi') = (2/pi) asin(2 rho/3); Mehler: sum_k a_k^2 rho^k. With a4 = 0 (odd f) the third-order
+    # truncation is off by a5^2 rho^5 + ... < 1e-6 at |rho| <= 0.1
+    c = hermite_coefficients("erf")
+    for rho in (-0.1, 0.05, 0.1):
+        exact = 2 / math.pi * math.asin(2 * rho / 3)
+        assert abs(c.a1**2 * rho + c.a2**2 * rho**2 + c.a3**2 * rho**3 - exact) < 1e-6
+    assert abs(2 / math.pi * math.asin(2 / 3) - c.nu) < 1e-10        # rho = 1: the full energy
+
+
+# ---- argument checks of attnstat.rmt.models (chapter 03b): memory guard, p = 1, types ----
+from attnstat.rmt.models import (empirical_errors, signal_plus_noise, fplr_weights, aligned_vectors, attention_kernel,
+                                 gaussian_equivalent_kernel, ridge_errors, balanced_labels)
+
+G1 = [0.1, 1.0]
+
+@pytest.mark.parametrize("call, param", [
+    (lambda: empirical_errors("tanh", 10**6, 10, [1.0], [0.0], [0.0], G1, 2, 0), "n"),     # 'rmt simulate --n 1e6 --p 10'
+    (lambda: empirical_errors("tanh", 64, 10**10, [1.0], [0.0], [0.0], G1, 2, 0), "p"),
+    (lambda: signal_plus_noise(10**7, 10**6, [1.0], seed=0), "n"),
+    (lambda: fplr_weights([1.0], [1.0], p=10**7), "p"),
+    (lambda: balanced_labels(10**13), "n"),
+])
+def test_memory_guard_before_allocating(call, param):
+    with pytest.raises(ValueError, match=rf"^{param} is too large: the call needs about .* GiB.*ATTNSTAT_MAX_MEMORY"):
+        call()
+
+def test_p_equal_one():
+    # the CLI documents p >= 1: with the default geometry (everything on e1) p = 1 works ...
+    mu, wk, wq = aligned_vectors(1.0)
+    e = empirical_errors("tanh", 40, 1, mu, wk, wq, G1, 3, 0)
+    assert e.attention.shape == (3, 2) and np.all((e.attention > 0) & (e.attention <= 1 + 1e-12))
+    # ... and a geometry that needs a second coordinate is refused with a message naming p
+    mu, wk, wq = aligned_vectors(1.0, phi=0.4)
+    with pytest.raises(ValueError, match="does not fit in dimension p = 1"):
+        empirical_errors("tanh", 40, 1, mu, wk, wq, G1, 3, 0)
+
+@pytest.mark.parametrize("call, name", [
+    (lambda: empirical_errors("tanh", "64", 32, [1.0], [0.0], [0.0], G1, 2, 0), "n"),
+    (lambda: empirical_errors("tanh", 64, 32.0, [1.0], [0.0], [0.0], G1, 2, 0), "p"),
+    (lambda: empirical_errors("tanh", 64, 32, [1.0], [0.0], [0.0], G1, 1.5, 0), "trials"),
+    (lambda: empirical_errors("tanh", 64, 32, "mu", [0.0], [0.0], G1, 2, 0), "mu"),
+    (lambda: empirical_errors("tanh", 64, 32, [1.0], [0.0], [0.0], "0.1", 2, 0), "gammas"),
+    (lambda: empirical_errors(3.0, 64, 32, [1.0], [0.0], [0.0], G1, 2, 0), "f"),
+    (lambda: aligned_vectors("1"), "snr"),
+    (lambda: attention_kernel(None, "tanh"), "X"),
+    (lambda: gaussian_equivalent_kernel(np.ones((3, 4)), "tanh", a2_term="yes"), "a2_term"),
+    (lambda: ridge_errors(np.ones((3, 4)), np.ones(4), None), "gammas"),
+])
+def test_wrong_types_raise_type_error(call, name):
+    with pytest.raises(TypeError, match=rf"^{name} must be"):
+        call()
+
+@pytest.mark.parametrize("call, words", [
+    (lambda: empirical_errors("tanh", 1, 32, [1.0], [0.0], [0.0], G1, 2, 0), "n must be an integer in [2"),
+    (lambda: empirical_errors("tanh", 64, 0, [1.0], [0.0], [0.0], G1, 2, 0), "p must be an integer in [1"),
+    (lambda: empirical_errors("tanh", 64, 32, [1.0], [0.0], [0.0], [0.1, np.nan], 2, 0), "gammas must contain only finite"),
+    (lambda: empirical_errors("tanh", 64, 32, [1.0], [0.0], [0.0], [], 2, 0), "gammas must not be empty"),
+    (lambda: empirical_errors("tanh", 64, 32, [1.0], [0.0], [0.0], [-1.0], 2, 0), "gammas must be a 1-d list"),
+    (lambda: empirical_errors("tanh", 64, 32, [1.0], [0.0], [0.0], G1, 2, 0, kernel="exact"), "kernel must be one of"),
+    (lambda: aligned_vectors(-1.0), "snr must lie in"),
+])
+def test_bad_values_raise_value_error(call, words):
+    with pytest.raises(ValueError) as e:
+        call()
+    assert words in str(e.value), str(e.value)

@@ -149,7 +149,7 @@ def test_bad_input():
     with pytest.raises(ValueError, match="gamma must lie in"): ridge_error(c=0.5, gamma=-1.0, snr=1.0)
     with pytest.raises(ValueError, match="c must lie in"): ridge_error(c=0.0, gamma=1.0, snr=1.0)
     with pytest.raises(ValueError, match="snr must lie in"): ridge_error(c=0.5, gamma=1.0, snr=-1.0)
-    with pytest.raises(ValueError, match="c must lie in"): attention_error_ridgeless("tanh", c=2.0, mu=[1.0], w_K=[0.0], w_Q=[0.0])
+    assert attention_error_ridgeless("tanh", c=2.0, mu=[1.0], w_K=[0.0], w_Q=[0.0]) == 0.0     # p > n: interpolation
 
 def test_grid_speed():
     # 50-point grid: well under a second (benchmarks/bench_rmt.py reports the timings)
@@ -174,3 +174,75 @@ def test_exact_identities_on_random_instances():
             assert abs(g * g * y @ Q(g) @ Q(g) @ y / n - direct) < 1e-12
             h = 1e-5 * g
             assert abs(-g * g * (y @ Q(g + h) @ y - y @ Q(g - h) @ y) / (2 * h * n) - direct) < 1e-7
+
+
+# --- issue 14: a robust ridgeless limit and a fast finite-gamma solver -------------------------------------------
+
+CS = [0.5, 0.9, 0.95, 0.99, 1.0, 1.01, 1.1, 2.0]
+
+@pytest.mark.parametrize("f", ["tanh", "relu", "sign"])
+def test_ridgeless_limit_every_c(f):
+    # the ridgeless system (c < 1; 0 for c >= 1) against the finite-gamma solver at gamma = 1e-10: measured
+    # differences <= 2.2e-10 for c != 1 (O(gamma/lambda_-) for c < 1, O(gamma) for c > 1); at c = 1 the error
+    # vanishes like 1.9 sqrt(gamma) (1.9e-4 at 1e-10), so c = 1 is compared at gamma = 1e-14
+    for c in CS:
+        for w in ([0.0, 0.0], [1.0, 0.0]):
+            e0 = attention_error_ridgeless(f, c=c, mu=[1.0, 0.0], w_K=w, w_Q=w)
+            g = 1e-14 if c == 1.0 else 1e-10
+            e = attention_error(f, c=c, gamma=g, mu=[1.0, 0.0], w_K=w, w_Q=w)
+            assert np.isfinite(e0) and abs(e - e0) < 1e-4, (f, c, w, e0, e)
+            if c < 1: assert 0 < e0 < 1 - c + 1e-12           # at most the rank bound 1 - c (mu = e1 helps)
+
+@pytest.mark.parametrize("f", ["tanh", "relu", "sign"])
+def test_finite_gamma_solver_fast_at_small_gamma(f):
+    # the damped iteration needed up to 14,537 iterations (relu, c = 1.1, gamma = 1e-8) or failed (c >= 1);
+    # Newton in (log delta, log(1 + eta), theta) with decade continuation: about 15 map evaluations per decade, so
+    # < 300 for the whole path from gamma = 10 to 1e-10 (measured: at most ~200) (n_iter of a point counts the steps since the previous one)
+    for c in CS:
+        fp = noise_fixed_point(f, c=c, gamma=[1e-6, 1e-8, 1e-10])
+        assert fp.converged.all() and fp.n_iter.sum() < 300, (f, c, fp.n_iter)
+        assert np.all(fp.residual <= 1e-12 * (1 + np.abs(np.c_[fp.delta, fp.eta, fp.theta]).max(1)))
+
+def test_damped_path_still_agrees():
+    # the old plain iteration stays reachable (method="damped") and gives the same numbers where it converges
+    g = np.logspace(-3, 1, 5)
+    a = attention_theory("tanh", c=0.5, gamma=g, mu=[1.0, 0], w_K=[0.6, 0.8], w_Q=[1.0, 0.0])
+    b = attention_theory("tanh", c=0.5, gamma=g, mu=[1.0, 0], w_K=[0.6, 0.8], w_Q=[1.0, 0.0], method="damped")
+    assert np.allclose(a.error, b.error, rtol=1e-9, atol=1e-12)
+
+def test_extremes_give_limits():
+    kw = dict(mu=[1.0], w_K=[0.0], w_Q=[0.0])
+    e0 = attention_error_ridgeless("tanh", c=0.5, **kw)
+    e = attention_theory("tanh", c=0.5, gamma=[1e-300, 1e-160, 1e300], **kw)
+    assert e.converged.all() and np.all(np.isfinite(e.error))
+    assert abs(e.error[0] - e0) < 1e-12 and abs(e.error[1] - e0) < 1e-12 and abs(e.error[2] - 1) < 1e-12
+    # SNR -> infinity: the errors go to 0 like 1/SNR (SNR = 1e10 gives 5e-11)
+    for s in (1e10, 1e12):
+        assert 0 <= attention_error("tanh", c=0.5, gamma=0.1, mu=[s**0.5], w_K=[0.0], w_Q=[0.0]) < 10 / s
+    with pytest.raises(ValueError, match="mu must have squared norm"):
+        attention_error("tanh", c=0.5, gamma=0.1, mu=[1e100], w_K=[0.0], w_Q=[0.0])
+    with pytest.raises(ValueError, match="w_K must have squared norm"):
+        attention_error("tanh", c=0.5, gamma=0.1, mu=[1.0], w_K=[1e100], w_Q=[0.0])
+    # large weights: the error tends to a limit (identical to 1e-7 for |w| = 1e3 and 1e6)
+    a = attention_error("tanh", c=0.5, gamma=[1e-5, 1.0], mu=[1.0, 0], w_K=[1e3, 0], w_Q=[1e3, 0])
+    b = attention_error("tanh", c=0.5, gamma=[1e-5, 1.0], mu=[1.0, 0], w_K=[1e6, 0], w_Q=[1e6, 0])
+    assert np.allclose(a, b, atol=1e-7)
+    # ridge: no OverflowError, no negative values, correct limits at any finite SNR and gamma
+    for c in (0.25, 1.0, 2.0):
+        for g in (1e-300, 1e-10, 1.0, 1e300):
+            for s in (0.0, 1.0, 1e20, 1e160, 1e200):
+                v = ridge_error(c=c, gamma=g, snr=s)
+                assert np.isfinite(v) and 0 <= v <= 1, (c, g, s, v)
+    assert ridge_error(c=0.5, gamma=1e300, snr=1e200) == pytest.approx(1.0)
+    assert ridge_error(c=0.5, gamma=0.1, snr=1e200) < 1e-199
+
+def test_types_and_empty_vectors():
+    kw = dict(c=0.5, gamma=0.1, mu=[1.0], w_K=[0.0], w_Q=[0.0])
+    for bad in (dict(gamma="0.1"), dict(gamma=True), dict(gamma=None), dict(c="0.5"), dict(mu="1"), dict(mu=[True])):
+        with pytest.raises(TypeError, match=list(bad)[0]): attention_error("tanh", **{**kw, **bad})
+    with pytest.raises(ValueError, match="mu must be a non-empty vector"):
+        attention_error("tanh", c=0.5, gamma=0.1, mu=[], w_K=[], w_Q=[])
+    with pytest.raises(ValueError, match="gamma must lie in"): attention_error("tanh", **{**kw, "gamma": float("nan")})
+    with pytest.raises(TypeError, match="gamma"): ridge_error(c=0.5, gamma="0.1", snr=1.0)
+    with pytest.raises(TypeError, match="snr"): ridge_error(c=0.5, gamma=0.1, snr="1")
+    with pytest.raises(ValueError, match="method"): attention_error("tanh", **kw, method="bogus")

@@ -11,7 +11,9 @@ from attnstat.slr import (SpikedSLR, MaxSLR, teacher, softmax, softplus, linear,
                           population_risk_mc, empirical_risk, optimal_population_risk, optimal_risk_curve, bayes_risk,
                           bayes_risk_L2, bayes_risk_mc, expected_max_gaussian, linear_optimal_risk,
                           linear_spiked_asymptote, bayes_spiked_asymptote, SOFTMAX_DECAY_RATE)
-from attnstat.slr.population import _laplace_AB, _mc_AB
+import tracemalloc, warnings, dataclasses
+from attnstat.core import ConvergenceError
+from attnstat.slr.population import _laplace_AB, _mc_AB, _laplace_log_softmax, _check_optimum, LOG_ROUTE_MIN_SD
 
 UNIF3 = {1: 1 / 3, 2: 1 / 3, 3: 1 / 3}
 
@@ -202,16 +204,107 @@ def test_asymptotic_laws():
 
 @pytest.mark.parametrize("model, act, seed", [(SpikedSLR(3, 2.0), "softmax", 31), (MaxSLR(UNIF3, 2.0), "erf", 32)])
 def test_population_risk_against_the_actual_predictor(model, act, seed):
-    """D = 500, 1e5 fresh sequences streamed in batches of 5000. The directions e1, e2 orthogonal to the teacher
+    """D = 300, 3e4 fresh sequences streamed in batches of 5000. The directions e1, e2 orthogonal to the teacher
     make the scores exactly Gaussian, so the only error is Monte Carlo (population side: quadrature, or 2e5 MC)."""
-    D = 500
+    D = 300
     ks, vs = teacher(D, seed=seed)
     rng = np.random.default_rng(seed + 100)
     E = rng.standard_normal((D, 2)); U = np.stack([ks, vs], 1) / math.sqrt(D)
     E -= U @ (U.T @ E); E, _ = np.linalg.qr(E); E *= math.sqrt(D)
     m_k, r_k, m_v, r_v, c = 1.3, 0.6, 0.9, 0.4, 0.2
     k = m_k * ks + r_k * E[:, 0]; v = m_v * vs + r_v * E[:, 1]
-    emp, se = empirical_risk(model, act, k, v, ks, vs, n=100_000, seed=seed, c=c, batch=5_000)
+    emp, se = empirical_risk(model, act, k, v, ks, vs, n=30_000, seed=seed, c=c, batch=5_000)
     pop = population_risk(model, act, m_k, m_k**2 + r_k**2, m_v, m_v**2 + r_v**2, c=c)
     assert pop.method in ("laplace", "gauss-hermite")
     assert abs(emp - pop.risk) < 5 * se + pop.err
+
+
+# ---------------------------------------------------------------- hardening (issue 13)
+
+@pytest.mark.parametrize("nu", [1e4, 1e6])
+def test_bayes_risk_at_huge_nu_is_correct_and_small(nu):
+    """The Bayes risk underflows (e^-2504 at nu = 1e4): its logarithm is reported, and matches the leading asymptote
+    log((L-1) sqrt(pi)/2 nu^-1/2) - nu/4 to within its O(1/nu) relative correction (3/nu on the log). The grid does
+    not grow with nu: peak traced memory below 50 MB (the old grid needed 5.5 GB at nu = 1e4)."""
+    tracemalloc.start()
+    b = bayes_risk(SpikedSLR(3, nu))
+    peak = tracemalloc.get_traced_memory()[1]; tracemalloc.stop()
+    asym = math.log(2 * math.sqrt(math.pi) / 2 / math.sqrt(nu)) - nu / 4
+    assert b.risk == 0.0 and b.excess == 0.0 and abs(b.log_excess - asym) < 3 / nu
+    assert peak < 50e6, peak
+
+
+@pytest.mark.parametrize("nu", [1.0, 2.0, 4.0, 9.0, 16.0])
+def test_bayes_risk_routes_agree_where_they_overlap(nu):
+    """The log-space route (score sd >= 1/2) against the refined Gauss-Hermite Laplace route, L = 2, 3, 10 and a
+    random length: 1 - E||pi||^2 to 1e-10."""
+    for L in ({2: 1.0}, {3: 1.0}, {10: 1.0}, UNIF3):
+        log_route = math.exp(_laplace_log_softmax(nu, math.sqrt(nu), L)["cB"])
+        gh = _laplace_AB(softmax.log_a, nu, nu, L, n=512, ds=0.125, complements=True)[3]
+        assert abs(log_route - gh) < 1e-10, (nu, L, log_route, gh)
+    assert math.sqrt(1.0) >= LOG_ROUTE_MIN_SD
+
+
+@pytest.mark.parametrize("nu", [2.0, 8.0])
+def test_softmax_optimum_at_L_1e6_is_the_bayes_risk(nu):
+    """Issue 13: at L = 1e6 the optimum reported 0.9999622 (nu = 2) and 0.99970 (nu = 8), inconsistent with
+    population_risk at its own overlaps and (nu = 2) below the Bayes risk. Now: the Nishimori point, the Bayes risk,
+    and agreement with population_risk, all to 1e-11."""
+    model = SpikedSLR(10**6, nu)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        r = optimal_population_risk(model, "softmax")
+    b = bayes_risk(model)
+    pr = population_risk(model, "softmax", r.m_k, r.q_k, r.m_v, r.q_v)
+    assert r.success and abs(r.risk - b.risk) < 1e-11 and abs(pr.risk - r.risk) < 1e-11
+    np.testing.assert_allclose([r.m_k, r.q_k, r.m_v], [model.c_nu, nu, 1.0], rtol=1e-4)
+    # the Laplace terms at large L are consistent: A + (1 - A) = 1 and, at the Nishimori point, A = B
+    t = risk_terms(model, "softmax", model.c_nu, nu)
+    assert abs(t.A + t.cA - 1) < 1e-12 and abs(t.B + t.cB - 1) < 1e-12 and abs(t.A - t.B) < 1e-15
+
+
+def test_optimiser_guards(monkeypatch):
+    """A reported optimum below the Bayes risk or inconsistent with population_risk raises ConvergenceError."""
+    import attnstat.slr.population as pop
+    model = SpikedSLR(3, 2.0)
+    good = optimal_population_risk(model, "softmax")
+    with pytest.raises(ConvergenceError, match="disagrees with population_risk"):
+        _check_optimum(model, softmax, dataclasses.replace(good, risk=good.risk - 1e-3), 96, 1000, 0)
+    # a consistent optimum cannot lie below a correct Bayes risk: emulate a wrong one with a Bayes risk above it
+    b = bayes_risk(model)
+    monkeypatch.setattr(pop, "_bayes_cached", lambda m: dataclasses.replace(b, risk=b.risk + 1e-3))
+    with pytest.raises(ConvergenceError, match="below the Bayes risk"):
+        _check_optimum(model, softmax, good, 96, 1000, 0)
+
+
+@pytest.mark.parametrize("call, exc, match", [
+    (lambda: bayes_risk(SpikedSLR(3, 2), ds=1e9), ValueError, r"ds must lie in \(0.0, 1.0\]"),
+    (lambda: bayes_risk(SpikedSLR(3, 2), ds=0), ValueError, r"ds must lie in"),
+    (lambda: bayes_risk(SpikedSLR(3, 2), n=-5), ValueError, r"n must be an integer in \[8, 4096\]"),
+    (lambda: bayes_risk(SpikedSLR(3, 2), n="96"), TypeError, "n must be an integer"),
+    (lambda: bayes_risk(None), TypeError, "model must be a SpikedSLR or MaxSLR"),
+    (lambda: risk_terms(SpikedSLR(3, 2), "softmax", 1.0, 1.0, ds=2.0), ValueError, "ds must lie in"),
+    (lambda: risk_terms(SpikedSLR(3, 2), "softmax", "1", 1.0), TypeError, "m_k must be a real number"),
+    (lambda: risk_terms(SpikedSLR(3, 2), ["softmax"], 1.0, 1.0), TypeError, "activation must be a name"),
+    (lambda: population_risk(SpikedSLR(3, 2), "softmax", 1.0, 1.0, 1.0, float("nan")), ValueError, "q_v must be a finite"),
+    (lambda: optimal_population_risk(SpikedSLR(3, 2), "softmax", m_k_cap="big"), TypeError, "m_k_cap must be a real"),
+    (lambda: optimal_population_risk(SpikedSLR(3, 2), "erf", x0=[1.0, np.nan, 0.0]), ValueError, "x0 must contain only finite"),
+    (lambda: optimal_risk_curve(SpikedSLR(3, 2), "softmax"), TypeError, "models must be a sequence"),
+    (lambda: population_risk_mc(SpikedSLR(3, 2), "softmax", np.eye(2), np.eye(2), c=float("nan")), ValueError, "c must be a finite"),
+    (lambda: bayes_risk_L2(2.0, n=0), ValueError, "n must be an integer"),
+    (lambda: expected_max_gaussian(2.5), TypeError, "L must be an integer"),
+    (lambda: bayes_spiked_asymptote(3, "10"), TypeError, "nu must be a real number"),
+    (lambda: optimal_population_risk(MaxSLR(10**6, 2.0), "softplus"), ValueError, r"n_mc \* L is too large"),
+    (lambda: bayes_risk_mc(SpikedSLR(10**6, 2.0), n=10**7), ValueError, r"n \* L is too large"),
+    (lambda: empirical_risk(SpikedSLR(10**6, 2.0), "softmax", np.ones(50), np.ones(50), *teacher(50, seed=0)),
+     ValueError, r"batch \* L \* D is too large"),
+])
+def test_bad_inputs_raise_clear_errors(call, exc, match):
+    with pytest.raises(exc, match=match):
+        call()
+
+
+def test_nan_activation_is_reported_as_nan():
+    nan_act = erf.__class__("nan_above_0.3", lambda u, c: np.where(u > 0.3, np.nan, 1.0 + u), lambda u, c: np.ones_like(u))
+    with pytest.raises(ValueError, match="returned NaN"):
+        risk_terms(SpikedSLR(3, 2.0), nan_act, 1.0, 1.0)

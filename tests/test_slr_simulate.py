@@ -5,7 +5,7 @@ import pytest
 from joblib import Parallel, delayed
 from attnstat.slr import SpikedSLR, MaxSLR
 from attnstat.slr.replica import replica_erm
-from attnstat.slr.simulate import erm_objective, simulate_erm, summarise, cached_table, load_table
+from attnstat.slr.simulate import erm_objective, erm_objective_batch, lbfgs_batch, simulate_erm, summarise, cached_table, load_table
 
 @pytest.mark.parametrize("act", ["softmax", "linear", "erf", "softplus"])
 def test_erm_gradient_matches_finite_differences(act):
@@ -33,6 +33,53 @@ def test_bad_input():
         with pytest.raises(ValueError, match=name):
             simulate_erm(m, "softmax", a["alpha"], a["lam"], a["D"])
     with pytest.raises(ValueError, match="init"): simulate_erm(m, "softmax", 1.0, 0.1, 20, init="clever")
+
+def test_batched_objective_matches_columns():
+    m = SpikedSLR({1: 0.2, 2: 0.3, 3: 0.5}, 1.0)
+    d = m.sample(60, 20, seed=3)
+    W = np.random.default_rng(4).normal(size=(40, 5))
+    f, G = erm_objective_batch(W, d.X, d.y, "softmax", 0.1, 0.3, d.mask, batch=17)
+    for j in range(5):
+        fj, gj = erm_objective(W[:, j], d.X, d.y, "softmax", 0.1, 0.3, d.mask)
+        assert abs(f[j] - fj) < 1e-10 * abs(fj) and np.abs(G[:, j] - gj).max() < 1e-10 * np.abs(gj).max()   # same sums, other order
+
+def test_lbfgs_batch_matches_scipy():
+    """K starts of one strongly convex, non-quadratic problem: every column must reach scipy's minimiser
+    (gtol 1e-8 over a smallest Hessian eigenvalue >= 1 bounds the error by 1e-8; allow 1e-7)."""
+    from scipy.optimize import minimize as sp_min
+    rng = np.random.default_rng(0); d, K = 30, 4
+    M = rng.normal(size=(d, d)); A = np.eye(d) + M @ M.T / d; b = rng.normal(size=d)
+    fun = lambda W: (0.5 * np.einsum("ik,ij,jk->k", W, A, W) - b @ W + 0.1 * np.sum(np.log(np.cosh(W)), 0),
+                     A @ W - b[:, None] + 0.1 * np.tanh(W))
+    res = lbfgs_batch(fun, 3 * rng.normal(size=(d, K)), gtol=1e-8)
+    ref = sp_min(lambda w: (fun(w[:, None])[0][0], fun(w[:, None])[1][:, 0]), np.zeros(d), jac=True, method="L-BFGS-B",
+                 options=dict(gtol=1e-12, ftol=1e-16)).x
+    assert np.all(res["success"]) and np.abs(res["x"] - ref[:, None]).max() < 1e-7
+
+def test_restarts_return_every_minimum():
+    m = SpikedSLR(3, 1.0)
+    r = simulate_erm(m, "softmax", 1.5, 0.1, 120, restarts=4, informed=True, seed=2, n_test=2000)
+    assert r.restarts == 4 and 1 <= r.n_minima <= 4 and sum(x["count"] for x in r.minima) == 4
+    objs = [x["objective"] for x in r.minima]
+    assert objs == sorted(objs) and abs(r.energy - objs[0] * 1.5) < 1e-12 and r.test_error == r.minima[0]["test_error"]
+    assert r.test_error_spread == max(x["test_error"] for x in r.minima) - min(x["test_error"] for x in r.minima)
+    assert set(r.informed) >= {"objective", "energy", "test_error", "overlaps"}
+    row = r.as_dict()
+    assert "informed_test_error" in row and row["n_minima"] == r.n_minima
+    # one batched start equals the same start run alone (same data, same random start, up to the optimiser's tolerance)
+    one = simulate_erm(m, "softmax", 1.5, 0.1, 120, x0=None, restarts=1, seed=2, n_test=2000)
+    assert one.n_minima == 1
+
+def test_bad_input_hardening():
+    m = SpikedSLR(2, 1.0)
+    for kw, err, name in ((dict(c=float("nan")), ValueError, "c"), (dict(gtol=0.0), ValueError, "gtol"),
+                          (dict(threads=0), ValueError, "threads"), (dict(x0=np.zeros(7)), ValueError, "x0"),
+                          (dict(x0=np.full(40, np.nan)), ValueError, "x0"), (dict(c="a"), TypeError, "c"),
+                          (dict(restarts=0), ValueError, "restarts"), (dict(informed="yes"), TypeError, "informed")):
+        with pytest.raises(err, match=name):
+            simulate_erm(m, "softmax", 1.0, 0.1, 20, **kw)
+    with pytest.raises(TypeError, match="model"): simulate_erm("spiked", "softmax", 1.0, 0.1, 20)
+    with pytest.raises(ValueError, match="N \\* L \\* D"): simulate_erm(m, "softmax", 1.0, 0.1, 10**7)
 
 def test_cache_roundtrip(tmp_path):
     calls = []

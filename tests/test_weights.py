@@ -1,7 +1,7 @@
 """Tests of attnstat.weights: safetensors loaders (BERT and GPT-2 layouts, written here), the
 alpha I + low-rank fit, the FPLR rewriting, the general-W simulation against the theory, and the
 all-MiniLM-L6-v2 analysis when the weights package is installed."""
-import json
+import json, pickle, struct
 from pathlib import Path
 import numpy as np
 import pytest
@@ -103,6 +103,127 @@ def test_loader_errors(tmp_path):
     with pytest.raises(ValueError, match="ambiguous prefixes"):
         detect_layout(["a.h.0.attn.c_attn.weight", "b.h.0.attn.c_attn.weight"])
 
+# ---- malformed files: one ValueError naming the file and the fault (files written here into tmp_path) ----
+
+def _good_bytes(tmp_path, tensors=None):
+    d, t = _bert(tmp_path) if tensors is None else (None, tensors)
+    if tensors is not None:
+        f = tmp_path / "src.safetensors"; save_file(tensors, str(f)); return f.read_bytes()
+    return (d / "model.safetensors").read_bytes()
+
+def _bert_tensors(dtype=np.float32, shape=(D, P), fill=None):
+    rng = np.random.default_rng(0)
+    t = {f"encoder.layer.0.attention.self.{k}.weight": (rng.standard_normal(shape) if fill is None else np.full(shape, fill)).astype(dtype)
+         for k in ("query", "key")}
+    return t
+
+def _pickle_bytes():
+    return pickle.dumps({"encoder.layer.0.attention.self.query.weight": [[1.0, 2.0], [3.0, 4.0]]})
+
+MALFORMED = {   # case: (bytes builder(tmp_path), words the message must contain)
+    "truncated data": (lambda tp: _good_bytes(tp)[:-10], "truncated"),
+    "truncated header": (lambda tp: _good_bytes(tp)[:20], "truncated"),
+    "shorter than 8 bytes": (lambda tp: b"\x10\x00\x00", "fewer than the 8-byte header length"),
+    "random bytes": (lambda tp: np.random.default_rng(0).bytes(300), "not a valid safetensors file"),
+    "JSON text": (lambda tp: json.dumps({"num_attention_heads": 12}).encode(), "JSON text file"),
+    "empty": (lambda tp: b"", "empty"),
+    "pickle": (lambda tp: _pickle_bytes(), "pickle"),
+    "zip archive": (lambda tp: b"PK\x03\x04" + bytes(60), "zip archive"),
+    "header not JSON": (lambda tp: struct.pack("<Q", 4) + b"\xff\xfe{}" + bytes(8), "not valid UTF-8 JSON"),
+    "extra trailing bytes": (lambda tp: _good_bytes(tp) + bytes(16), "after the last tensor"),
+    "0x0 tensors": (lambda tp: _good_bytes(tp, _bert_tensors(shape=(0, 0))), "is empty (shape (0, 0))"),
+    "bool tensors": (lambda tp: _good_bytes(tp, _bert_tensors(dtype=bool)), "dtype BOOL"),
+    "int tensors": (lambda tp: _good_bytes(tp, _bert_tensors(dtype=np.int64)), "dtype I64"),
+    "NaN tensors": (lambda tp: _good_bytes(tp, _bert_tensors(fill=np.nan)), "NaN or infinite"),
+    "1-d tensors": (lambda tp: _good_bytes(tp, _bert_tensors(shape=(P,))), "must have 2 dimension(s)"),
+}
+
+@pytest.mark.parametrize("case", list(MALFORMED))
+def test_malformed_file_is_one_value_error_naming_it(tmp_path, case):
+    build, words = MALFORMED[case]
+    data = build(tmp_path)
+    f = tmp_path / "broken" / "model.safetensors"; f.parent.mkdir(); f.write_bytes(data)
+    for target in (f, f.parent):          # the file itself and its directory
+        with pytest.raises(ValueError) as e:
+            load_attention_weights(target, n_heads=H)
+        msg = str(e.value)
+        assert str(f) in msg and words in msg, msg
+        assert e.value.__cause__ is None or isinstance(e.value.__cause__, ValueError)
+
+BROKEN_CONFIG = {
+    "truncated JSON": (b'{"num_attention_heads": 3', "not valid JSON"),
+    "empty": (b"", "not valid JSON"),
+    "binary": (b"\xff\xfe\x00garbage", "not a UTF-8 text file"),
+    "a list": (b"[3]", "expected a JSON object"),
+    "heads as text": (b'{"num_attention_heads": "3"}', "'num_attention_heads' must be a positive integer"),
+    "zero heads": (b'{"n_head": 0}', "'n_head' must be a positive integer"),
+}
+
+@pytest.mark.parametrize("case", list(BROKEN_CONFIG))
+def test_broken_config_is_one_value_error_naming_it(tmp_path, case):
+    d, _ = _bert(tmp_path, config=False)
+    data, words = BROKEN_CONFIG[case]
+    (d / "config.json").write_bytes(data)
+    with pytest.raises(ValueError) as e:
+        load_attention_weights(d)
+    assert str(d / "config.json") in str(e.value) and words in str(e.value), str(e.value)
+    assert load_attention_weights(d, n_heads=H).n_heads == H      # an explicit n_heads does not read config.json
+
+def test_bfloat16_is_read_exactly(tmp_path):
+    # bfloat16 = the upper 16 bits of a float32; numpy has no bfloat16, so the loader reads the bytes itself
+    t = _bert_tensors()
+    vals = {k: (v.astype(np.float32).view(np.uint32) >> 16).astype(np.uint16) for k, v in t.items()}
+    header = {}; off = 0; blob = b""
+    for k, u in vals.items():
+        b = u.astype("<u2").tobytes()
+        header[k] = {"dtype": "BF16", "shape": list(u.shape), "data_offsets": [off, off + len(b)]}
+        off += len(b); blob += b
+    h = json.dumps(header).encode()
+    f = tmp_path / "bf16.safetensors"; f.write_bytes(struct.pack("<Q", len(h)) + h + blob)
+    w = load_attention_weights(f, n_heads=H)
+    want = (vals["encoder.layer.0.attention.self.query.weight"].astype(np.uint32) << 16).view(np.float32)
+    np.testing.assert_array_equal(w.W_Q[0], want.astype(float))
+    assert np.max(np.abs(w.W_Q[0] - t["encoder.layer.0.attention.self.query.weight"])) < 2**-7 * 4   # bf16 keeps 8 bits
+
+def test_wrong_types_raise_type_error(tmp_path):
+    d, _ = _bert(tmp_path)
+    W = np.eye(5)
+    calls = {
+        "path": lambda: load_attention_weights(123),
+        "n_heads": lambda: load_attention_weights(d, n_heads="3"),
+        "n_heads ": lambda: load_attention_weights(d, n_heads=3.0),
+        "layer": lambda: load_attention_weights(d).bilinear("1"),
+        "head": lambda: load_attention_weights(d).bilinear(0, head=0.5),
+        "fold_layernorm": lambda: load_attention_weights(d).bilinear(0, fold_layernorm="yes"),
+        "W": lambda: fit_identity_low_rank("not a matrix", 1),
+        "rank": lambda: fit_identity_low_rank(W, 1.5),
+        "joint": lambda: fit_identity_low_rank(W, 1, joint=None),
+        "max_iter": lambda: fit_identity_low_rank(W, 1, max_iter=10.0),
+        "scale": lambda: effective_fplr(W, scale="2"),
+        "names": lambda: detect_layout("h.0.attn.c_attn.weight"),
+        "alpha": lambda: rescaled_activation("tanh", "0.5"),
+        "eff": lambda: fplr_predictions(None, "tanh", np.zeros(5), 0.5, [1.0]),
+        "trials": lambda: simulate_errors(W, "tanh", np.zeros(5), 10, [1.0], trials=2.0),
+    }
+    for name, call in calls.items():
+        with pytest.raises(TypeError, match=name.strip()):
+            call()
+
+def test_bad_values_raise_value_error():
+    W = np.eye(5)
+    with pytest.raises(ValueError, match="W must not be empty"): fit_identity_low_rank(np.zeros((0, 0)), 0)
+    with pytest.raises(ValueError, match="W must contain only finite"): fit_identity_low_rank(np.full((3, 3), np.nan), 1)
+    with pytest.raises(ValueError, match="atol must lie in"): fit_identity_low_rank(W, 1, atol=0.0)
+    with pytest.raises(ValueError, match="gammas must be"): simulate_errors(W, "tanh", np.zeros(5), 10, [0.0])
+    with pytest.raises(ValueError, match="mu must have length 5"):
+        fplr_predictions(effective_fplr(W + np.outer(np.ones(5), np.ones(5))), "tanh", np.zeros(4), 0.5, [1.0])
+    with pytest.raises(ValueError, match="mu, w_K and w_Q must have equal lengths"): gram_matrix(np.ones(3), np.ones(3), np.ones(2))
+
+def test_memory_guard_names_n(monkeypatch):
+    monkeypatch.setenv("ATTNSTAT_MAX_MEMORY", "1MiB")
+    with pytest.raises(ValueError, match=r"n, p is too large.*ATTNSTAT_MAX_MEMORY"):
+        simulate_errors(np.eye(5), "tanh", np.zeros(5), 10**6, [1.0])
+
 def _synthetic(p=300, alpha=1.2, s=4.0, kq=0.4, noise=0.05, seed=3):
     rng = np.random.default_rng(seed)
     u = rng.standard_normal(p); u /= np.linalg.norm(u)
@@ -189,7 +310,7 @@ def test_rescaled_theory_matches_simulation_on_fplr(alpha):
     # W = alpha (I + w_K w_Q^T) exactly: the kernel f(x^T W x/sqrt p) is f(alpha t) of an FPLR score, and the
     # theory with rescaled_activation must match the simulation. Paired differences E_Attn - E_RR; the
     # tolerance is 3 standard errors (measured, 6 trials) plus 0.01 for the finite-size error of the tanh
-    # theory at p = 256 (spec section 8: <= 0.005-0.01).
+    # theory at p = 256 (measured theory-simulation gaps of tanh at this size: <= 0.005-0.01).
     p, n = 256, 512
     e1, e2 = np.eye(p)[0], np.eye(p)[1]
     mu, wk, wq = e1, e1, 0.8 * e1 + 0.6 * e2

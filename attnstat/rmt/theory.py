@@ -8,15 +8,16 @@ import math, warnings
 from dataclasses import dataclass, field
 from functools import lru_cache
 import numpy as np
+from scipy import optimize
 from ..core import check_real, check_positive, check_int, check_choice, check_array, ConvergenceError
 from ..fixed_point import fixed_point, continuation, FixedPointResult
 from .hermite import activation, Activation
 
 # %% auto #0
-__all__ = ['mp_edges', 'mp_stieltjes', 'mp_stieltjes_derivative', 'SpectralRule', 'default_nodes', 'mp_rule', 'bbp_outlier',
-           'spiked_rule', 'kernel_stieltjes', 'kernel_density', 'NoiseFixedPoint', 'noise_fixed_point',
-           'AttentionTheory', 'attention_theory', 'attention_error', 'ridge_error', 'ridge_error_ridgeless',
-           'ridgeless_fixed_point', 'attention_error_ridgeless']
+__all__ = ['GAMMA_RANGE', 'GRAM_MAX', 'mp_edges', 'mp_stieltjes', 'mp_stieltjes_derivative', 'SpectralRule', 'default_nodes',
+           'mp_rule', 'bbp_outlier', 'spiked_rule', 'kernel_stieltjes', 'kernel_density', 'NoiseFixedPoint',
+           'noise_fixed_point', 'AttentionTheory', 'attention_theory', 'attention_error', 'ridge_error',
+           'ridge_error_ridgeless', 'ridgeless_fixed_point', 'attention_error_ridgeless']
 
 # %% ../../nbs/03c_rmt_theory.ipynb #489b05e5
 def mp_edges(c:float, # ratio p/n > 0
@@ -161,22 +162,32 @@ def kernel_density(x, # real points
     return kernel_stieltjes(np.asarray(x, dtype=float) + 1j * eps, c, a1, sigma2).imag / np.pi
 
 # %% ../../nbs/03c_rmt_theory.ipynb #9a573659
-def _fp_map(x, gamma, c, a1, s2, d, rule):
+def _fp_map(x, gamma, c, a1, s2, d, rule, t=0.0, cl=None):
     "The undamped map (delta, eta, theta) -> F(delta, eta, theta); analytic, so it accepts complex input."
     delta, eta, theta = x[0], x[1], x[2]
     lam, w = rule.nodes, rule.weights
     a = gamma * (1 + eta)
     m = (a1 / c) * lam - (a1 - d) - theta
-    iP = w / (a * (1 + delta * lam) + lam * m * m)     # elementwise sums: no BLAS threads on short vectors
-    return np.array([s2 * ((iP * (1 + delta * lam)).sum() + max(0.0, 1 / c - 1) / a),
+    od = 1 + delta * lam if cl is None else 1 + delta * lam + t * cl    # metric (I + delta S + t C)
+    iP = w / (a * od + lam * m * m)     # elementwise sums: no BLAS threads on short vectors
+    return np.array([s2 * ((iP * od).sum() + max(0.0, 1 / c - 1) / a),
                      s2 * (1 + eta) * (iP * lam).sum(),
                      s2 * (iP * lam * m).sum()])
 
-def _gamma_grid(gamma):
-    g = np.asarray(gamma, dtype=float)
-    if g.ndim > 1 or g.size == 0: raise ValueError(f"gamma must be a positive number or a 1-d grid, got shape {g.shape}")
+GAMMA_RANGE = (1e-30, 1e30)   # gamma outside is evaluated at the nearest end (the errors have reached their limits)
+
+def _gamma_grid(gamma, name="gamma"):
+    "A 1-d float grid of positive finite gammas; TypeError for non-numbers, ValueError naming `gamma` otherwise."
+    if isinstance(gamma, (str, bytes, bool, np.bool_)) or gamma is None:
+        raise TypeError(f"{name} must be a positive number or a 1-d sequence of them, got {type(gamma).__name__}")
+    try: g = np.asarray(gamma)
+    except Exception: raise TypeError(f"{name} must be a positive number or a 1-d sequence of them") from None
+    if g.dtype.kind not in "iuf":
+        raise TypeError(f"{name} must be a positive number or a 1-d sequence of them, got {g.dtype} values")
+    g = g.astype(float)
+    if g.ndim > 1 or g.size == 0: raise ValueError(f"{name} must be a positive number or a non-empty 1-d grid, got shape {g.shape}")
     if not np.all(np.isfinite(g)) or np.any(g <= 0):
-        raise ValueError(f"gamma must lie in (0, inf), got {g if g.size < 6 else 'a grid with min ' + str(g.min())}")
+        raise ValueError(f"{name} must lie in (0, inf), got {g if g.size < 6 else 'a grid with min ' + str(g.min())}")
     return np.atleast_1d(g)
 
 @dataclass
@@ -187,20 +198,78 @@ class NoiseFixedPoint:
     eta: np.ndarray # sigma^2 tr(Q~ S)/p
     theta: np.ndarray # sigma^2 tr(Q Phi^T X)/(p n)
     converged: np.ndarray # per point
-    n_iter: np.ndarray # per point
+    n_iter: np.ndarray # per point: evaluations of the map (Newton: including the Jacobian's)
     residual: np.ndarray # undamped residual per point
     trace: np.ndarray # tr Q/n = c delta/sigma^2
 
-def _solve_grid(g, c, a1, s2, d, rule, tol, damping, max_iter):
-    order = np.argsort(-g)                                 # continuation from large gamma down
-    res = continuation(lambda x, gg: _fp_map(x, gg, c, a1, s2, d, rule), g[order], np.zeros(3),
-                       damping=damping, atol=tol, rtol=tol, max_iter=max_iter, names=("delta", "eta", "theta"))
-    out = [None] * g.size
-    for i, r in zip(order, res):
-        if s2 > 0 and (r.x[0] <= 0 or r.x[1] <= -1):
-            raise ConvergenceError(f"spurious fixed point at gamma={g[i]:g}: delta={r.x[0]:g}, eta={r.x[1]:g}",
+# %% ../../nbs/03c_rmt_theory.ipynb #2a76f35d
+def _converged(F, x, tol):
+    "The fixed-point test of `fixed_point`: |F(x) - x| <= tol (1 + |F(x)|) for every unknown."
+    return bool(np.all(np.isfinite(F)) and np.all(np.abs(F - x) <= tol + tol * np.abs(F)))
+
+def _newton(x0, Fmap, tol):
+    "Solve x = F(x) by Powell's hybrid (Newton) method in z = (log delta, log(1 + eta), theta)."
+    def G(z):
+        if z[0] > 700 or z[1] > 700 or not np.all(np.isfinite(z)): return np.full(3, 1e3)
+        x = np.array([math.exp(z[0]), math.expm1(z[1]), z[2]])
+        with np.errstate(all="ignore"): F = Fmap(x)
+        if not (np.all(np.isfinite(F)) and F[0] > 0 and F[1] > -1): return np.full(3, 1e3)
+        return np.array([math.log(F[0]) - z[0], math.log1p(F[1]) - z[1], F[2] - z[2]])
+    z = np.array([math.log(x0[0]), math.log1p(x0[1]), x0[2]])
+    r = optimize.root(G, z, method="hybr", options=dict(xtol=min(tol, 1e-13), maxfev=500))
+    if not np.all(np.isfinite(r.x)) or r.x[0] > 700 or r.x[1] > 700: return x0, r.nfev
+    return np.array([math.exp(r.x[0]), math.expm1(r.x[1]), r.x[2]]), r.nfev
+
+def _solve_one(x0, Fmap, tol, damping, max_iter, method):
+    "One gamma: Newton from x0 (falling back to damped iteration), then the undamped-residual test."
+    n = 0
+    if method == "newton" and x0[0] > 0 and x0[1] > -1:
+        x, n = _newton(x0, Fmap, tol)
+        F = Fmap(x)
+        if _converged(F, x, tol) and x[0] > 0 and x[1] > -1:
+            return FixedPointResult(x, True, n, float(np.max(np.abs(F - x))), names=("delta", "eta", "theta"))
+    r = fixed_point(Fmap, x0, damping=damping, atol=tol, rtol=tol, max_iter=max_iter, names=("delta", "eta", "theta"))
+    r.n_iter += n
+    return r
+
+def _schedule(g):
+    "Continuation path: from max(gamma, 10) down through the requested gammas, at most a decade per step."
+    g_desc = np.unique(g)[::-1]
+    path, prev = [], max(10.0, g_desc[0])
+    path.append((prev, False))
+    for gi in g_desc:
+        k = int(math.ceil(math.log10(prev / gi) - 1e-12)) if gi < prev else 0
+        for j in range(1, k): path.append((prev * (gi / prev)**(j / k), False))
+        path.append((gi, True)); prev = gi
+    return path
+
+def _solve_grid(g, c, a1, s2, d, rule, tol, damping, max_iter, method="newton", t=0.0, cl=None):
+    "(delta, eta, theta) on a gamma grid by continuation from large gamma (Newton with damped fallback)."
+    ge = np.clip(g, *GAMMA_RANGE)
+    if s2 == 0:                                   # linear f: no self-energies
+        return [FixedPointResult(np.zeros(3), True, 1, 0.0, names=("delta", "eta", "theta")) for _ in g]
+    if method == "damped":                        # the plain continuation of `fixed_point` (kept for comparison)
+        order = np.argsort(-ge)
+        res = continuation(lambda x, gg: _fp_map(x, gg, c, a1, s2, d, rule, t, cl), ge[order], np.zeros(3),
+                           damping=damping, atol=tol, rtol=tol, max_iter=max_iter, names=("delta", "eta", "theta"))
+        sol = {float(ge[i]): r for i, r in zip(order, res)}
+    else:
+        sol, x, spent = {}, None, 0
+        for gi, wanted in _schedule(ge):
+            Fmap = lambda z, gi=gi: _fp_map(z, gi, c, a1, s2, d, rule, t, cl)
+            if x is None:     # large-gamma asymptotics: delta ~ s2/(c g), eta ~ s2/g, theta ~ s2 (a1 (1 + c)/c - a1 + d)/g
+                x = np.array([s2 / (c * gi), s2 / gi, s2 * (a1 * (1 + c) / c - a1 + d) / gi])
+            r = _solve_one(x, Fmap, tol, damping, max_iter, method)
+            x, spent = r.x, spent + r.n_iter
+            if wanted:
+                r.n_iter, spent = spent, 0; r.names = ("delta", "eta", "theta"); sol[float(gi)] = r
+    out = []
+    for gi, gg in zip(g, ge):
+        r = sol[float(gg)]
+        if r.x[0] <= 0 or r.x[1] <= -1:
+            raise ConvergenceError(f"spurious fixed point at gamma={gi:g}: delta={r.x[0]:g}, eta={r.x[1]:g}",
                                    residual=r.residual, x=r.x, n_iter=r.n_iter)
-        out[i] = r
+        out.append(FixedPointResult(r.x, r.converged, r.n_iter, r.residual, names=r.names, param=float(gi)))
     return out
 
 def noise_fixed_point(f, # activation: a name, a callable or an Activation
@@ -209,27 +278,46 @@ def noise_fixed_point(f, # activation: a name, a callable or an Activation
                       diag:float=0.0, # kernel diagonal level d (0 when the diagonal is zeroed)
                       n_nodes:int|None=None, # Gauss–Chebyshev nodes (default: default_nodes(c))
                       tol:float=1e-12, # absolute and relative tolerance of the undamped residual
-                      damping:float=0.3, # weight on the old iterate (0.3: all tested cases converge, ~30% fewer iterations than 0.5)
-                      max_iter:int=20_000, # per gamma
+                      damping:float=0.3, # weight on the old iterate of the damped iteration (start and fallback)
+                      max_iter:int=20_000, # per gamma, for the damped iteration
+                      method:str="newton", # "newton" (Powell hybrid in log variables) or "damped" (plain iteration)
                      ) -> NoiseFixedPoint:
     "Solve the three-scalar fixed point for (delta, eta, theta) on a gamma grid by continuation."
     act = activation(f); c = check_positive("c", c); d = check_real("diag", diag); g = _gamma_grid(gamma)
+    check_choice("method", method, ("newton", "damped"))
     a1, s2 = act.coef.a1, act.coef.sigma2
-    res = _solve_grid(g, c, a1, s2, d, mp_rule(c, n_nodes), tol, damping, max_iter)
+    res = _solve_grid(g, c, a1, s2, d, mp_rule(c, n_nodes), tol, damping, max_iter, method)
     x = np.array([r.x for r in res])
     return NoiseFixedPoint(g, x[:, 0], x[:, 1], x[:, 2], np.array([r.converged for r in res]),
                            np.array([r.n_iter for r in res]), np.array([r.residual for r in res]),
                            c * x[:, 0] / s2 if s2 > 0 else np.full(g.size, np.nan))
 
-# %% ../../nbs/03c_rmt_theory.ipynb #3a85edaa
+# %% ../../nbs/03c_rmt_theory.ipynb #326ac420
+GRAM_MAX = 1e12   # largest allowed |mu|^2, |w_K|^2, |w_Q|^2: beyond, the errors are at their large-norm limits
+                  # to ~1e-10 and the spectral weights would overflow
+
+def _vector(name, v):
+    "A non-empty 1-d float vector; TypeError for non-numbers, ValueError for bad values."
+    if isinstance(v, (str, bytes)) or v is None:
+        raise TypeError(f"{name} must be a 1-d sequence of real numbers, got {type(v).__name__}")
+    try: a = np.atleast_1d(np.asarray(v))
+    except Exception: raise TypeError(f"{name} must be a 1-d sequence of real numbers") from None
+    if a.dtype.kind not in "iuf" or a.dtype == bool:
+        raise TypeError(f"{name} must be a 1-d sequence of real numbers, got {a.dtype} values")
+    a = a.astype(float)
+    if a.ndim != 1: raise ValueError(f"{name} must be a 1-d vector, got shape {a.shape}")
+    if a.size == 0: raise ValueError(f"{name} must be a non-empty vector (length >= 1), got an empty one")
+    if not np.all(np.isfinite(a)): raise ValueError(f"{name} must contain only finite numbers")
+    n2 = float(np.sum((a / max(1.0, np.abs(a).max()))**2)) * max(1.0, np.abs(a).max())**2
+    if n2 > GRAM_MAX:
+        raise ValueError(f"{name} must have squared norm in [0, {GRAM_MAX:g}], got {n2:.3g}")
+    return a
+
 def _gram(mu, w_K, w_Q) -> dict:
-    "Inner products of (mu, w_K, w_Q), vectors of one common length."
-    vs = [np.atleast_1d(check_array(nm, v)) for nm, v in (("mu", mu), ("w_K", w_K), ("w_Q", w_Q))]
-    for nm, v in zip(("mu", "w_K", "w_Q"), vs):
-        if v.ndim != 1: raise ValueError(f"{nm} must be a 1-d vector, got shape {v.shape}")
-    if not (vs[0].size == vs[1].size == vs[2].size):
-        raise ValueError(f"mu, w_K and w_Q must have the same length, got {vs[0].size}, {vs[1].size}, {vs[2].size}")
-    mu, k, q = vs
+    "Inner products of (mu, w_K, w_Q), non-empty vectors of one common length with squared norms <= GRAM_MAX."
+    mu, k, q = (_vector(nm, v) for nm, v in (("mu", mu), ("w_K", w_K), ("w_Q", w_Q)))
+    if not (mu.size == k.size == q.size):
+        raise ValueError(f"mu, w_K and w_Q must have the same length, got {mu.size}, {k.size}, {q.size}")
     return dict(mu2=float(mu @ mu), kk=float(k @ k), qq=float(q @ q), kq=float(k @ q), mk=float(mu @ k), mq=float(mu @ q))
 
 @dataclass
@@ -262,52 +350,54 @@ def _ybar(x, gamma, P:_Problem):
     A22 = B(G["kk"], G["mk"], G["mk"], "F6") - B(G["kk"], G["mk"], G["mk"], "k")
     return q - (A22 * b1 * b1 - (A12 + A21) * b1 * b2 + A11 * b2 * b2) / (A11 * A22 - A12 * A21)
 
-# %% ../../nbs/03c_rmt_theory.ipynb #326ac420
+# %% ../../nbs/03c_rmt_theory.ipynb #e2fe10a4
 _H = 1e-30   # complex-step size (relative): no subtractive cancellation, so it can be tiny
 
-def _dx_implicit(x, g, c, a1, s2, d, rule):
+def _dx_implicit(x, g, c, a1, s2, d, rule, t=0.0, cl=None, wrt="gamma"):
+    "dx/dlog(gamma) (wrt='gamma') or dx/dt (wrt='t') at a fixed point, by implicit differentiation."
     J = np.empty((3, 3))
     for j in range(3):
         s = _H * max(1.0, abs(x[j])); e = np.zeros(3, complex); e[j] = 1j * s
-        J[:, j] = _fp_map(x + e, g, c, a1, s2, d, rule).imag / s
-    Fg = _fp_map(x.astype(complex), g * (1 + 1j * _H), c, a1, s2, d, rule).imag / (_H * g)
+        J[:, j] = _fp_map(x + e, g, c, a1, s2, d, rule, t, cl).imag / s
+    if wrt == "gamma": Fg = _fp_map(x.astype(complex), g * (1 + 1j * _H), c, a1, s2, d, rule, t, cl).imag / _H
+    else: Fg = _fp_map(x.astype(complex), g, c, a1, s2, d, rule, t + 1j * _H, cl).imag / _H
     return np.linalg.solve(np.eye(3) - J, Fg)
 
 @lru_cache(maxsize=512)
-def _noise_solution(c, a1, s2, d, g_key, N, tol, damping, max_iter):
-    "(delta, eta, theta) and d/dgamma on a gamma grid: they do not depend on mu, w_K, w_Q, so they are cached."
+def _noise_solution(c, a1, s2, d, g_key, N, tol, damping, max_iter, method="newton"):
+    "(delta, eta, theta) and d/dlog(gamma) on a gamma grid: they do not depend on mu, w_K, w_Q, so they are cached."
     g, rule = np.array(g_key), mp_rule(c, N)
-    res = tuple(_solve_grid(g, c, a1, s2, d, rule, tol, damping, max_iter))
+    res = tuple(_solve_grid(g, c, a1, s2, d, rule, tol, damping, max_iter, method))
     X = np.array([r.x for r in res])
-    dX = np.array([_dx_implicit(x, gi, c, a1, s2, d, rule) for x, gi in zip(X, g)])
+    ge = np.clip(g, *GAMMA_RANGE)
+    dX = np.array([_dx_implicit(x, gi, c, a1, s2, d, rule) if s2 > 0 else np.zeros(3) for x, gi in zip(X, ge)])
     X.flags.writeable = False; dX.flags.writeable = False
     return res, X, dX
 
 def _dx_tangent(x, g, P, tol, damping, max_iter):
-    def T(z):                               # z = (x, dx/dgamma * g): forward-mode derivative by complex step
+    def T(z):                               # z = (x, dx/dlog gamma): forward-mode derivative by complex step
         u = z[:3] + 1j * _H * z[3:]
         Fz = _fp_map(u, g * (1 + 1j * _H), P.c, P.a1, P.s2, P.d, P.rule)
         return np.concatenate([Fz.real, Fz.imag / _H])
-    r = fixed_point(T, np.concatenate([x, np.zeros(3)]), damping=damping, atol=tol, rtol=tol, max_iter=max_iter)
-    return r.x[3:] / g
+    r = fixed_point(T, np.concatenate([x, np.zeros(3)]), damping=damping, atol=tol, rtol=tol, max_iter=max_iter,
+                    method="anderson")
+    return r.x[3:]
 
 def _derivative(x, g, P, method, tol, damping, max_iter):
+    "g d ybar/dg by the tangent iteration ('complex') or a central difference in log gamma ('fd')."
     if method == "fd":
         ys = []
         for gg in (g * (1 + 1e-4), g * (1 - 1e-4)):
-            r = fixed_point(lambda z: _fp_map(z, gg, P.c, P.a1, P.s2, P.d, P.rule), x, damping=damping,
-                            atol=1e-15, rtol=1e-14, max_iter=max_iter)
+            r = _solve_one(x, lambda z: _fp_map(z, gg, P.c, P.a1, P.s2, P.d, P.rule), 1e-14, damping, max_iter, "newton")
             ys.append(_ybar(r.x, gg, P))
-        return (ys[0] - ys[1]) / (2e-4 * g)
-    dx = (_dx_implicit(x, g, P.c, P.a1, P.s2, P.d, P.rule) if method == "implicit"
-          else _dx_tangent(x, g, P, tol, damping, max_iter))
-    return _ybar_derivative(x, dx, g, P)
+        return (ys[0] - ys[1]) / 2e-4
+    return _ybar_derivative(x, _dx_tangent(x, g, P, tol, damping, max_iter), g, P)
 
 def _ybar_derivative(x, dx, g, P):
-    "Total derivative of ybar along (dx/dgamma, 1) by one complex-step evaluation."
-    return _ybar(x + 1j * _H * g * dx, g * (1 + 1j * _H), P).imag / (_H * g)
+    "g d ybar/dg along (dx/dlog gamma, 1) by one complex-step evaluation (no 1/gamma^2 overflow at tiny gamma)."
+    return _ybar(x + 1j * _H * dx, g * (1 + 1j * _H), P).imag / _H
 
-# %% ../../nbs/03c_rmt_theory.ipynb #e2fe10a4
+# %% ../../nbs/03c_rmt_theory.ipynb #193031a8
 @dataclass
 class AttentionTheory:
     "Theory table on a gamma grid: the limiting errors, ybar, the self-energies and diagnostics."
@@ -331,17 +421,25 @@ class AttentionTheory:
         return dict(gamma=self.gamma, ybar=self.ybar, E_attn=self.error, E_rr=self.ridge, delta=self.delta,
                     eta=self.eta, theta=self.theta, converged=self.converged, n_iter=self.n_iter, residual=self.residual)
 
+def _real(name, value, **kw):
+    "check_real with a TypeError (naming the parameter) for values that are not real numbers."
+    import numbers
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
+    return check_real(name, value, **kw)
+
 def _problem(f, c, mu, w_K, w_Q, diag, n_nodes, require_a1):
-    act = activation(f); c = check_positive("c", c); d = check_real("diag", diag)
+    act = activation(f); c = _real("c", c, lo=1e-6, hi=1e6); d = _real("diag", diag, lo=-1e6, hi=1e6)
     G = _gram(mu, w_K, w_Q)
+    if not isinstance(require_a1, (bool, np.bool_)): raise TypeError(f"require_a1 must be a bool, got {type(require_a1).__name__}")
     if require_a1 and abs(act.coef.a1) < 1e-10:
         raise ValueError(f"a_1 = E[xi f(xi)] must be nonzero for the theorem (got a_1 = {act.coef.a1:.3g} for {act.label}); "
                          "pass require_a1=False for the degenerate case")
     return act, _Problem(c, act.coef.a1, act.coef.sigma2, d, G, mp_rule(c, n_nodes), spiked_rule(c, G["mu2"], n_nodes))
 
 def attention_theory(f, # activation: a name, a callable or an Activation
-                     *, c:float, # ratio p/n > 0
-                     gamma, # ridge parameter(s) > 0: a number or a 1-d grid
+                     *, c:float, # ratio p/n in [1e-6, 1e6]
+                     gamma, # ridge parameter(s) > 0: a number or a 1-d grid (outside GAMMA_RANGE: evaluated at its ends)
                      mu, # signal vector (only inner products with w_K, w_Q matter)
                      w_K, # key direction of W = I + w_K w_Q^T (same length as mu)
                      w_Q, # query direction
@@ -349,24 +447,31 @@ def attention_theory(f, # activation: a name, a callable or an Activation
                      n_nodes:int|None=None, # Gauss–Chebyshev nodes (default: default_nodes(c))
                      derivative:str="implicit", # "implicit", "complex" (tangent iteration) or "fd" (test only)
                      tol:float=1e-12, # fixed-point tolerance (absolute and relative)
-                     damping:float=0.3, # fixed-point damping (weight on the old iterate)
-                     max_iter:int=20_000, # fixed-point iterations per gamma
+                     damping:float=0.3, # damping of the damped iteration (start at gamma = 10, fallback)
+                     max_iter:int=20_000, # damped iterations per gamma (fallback)
                      require_a1:bool=True, # refuse a_1 = 0 (outside the theorem)
+                     method:str="newton", # fixed-point solver: "newton" or "damped" (the plain iteration)
                     ) -> AttentionTheory:
     "Deterministic equivalent of nonlinear attention's interpolation error on a gamma grid (with continuation)."
     act, P = _problem(f, c, mu, w_K, w_Q, diag, n_nodes, require_a1)
-    check_choice("derivative", derivative, ("implicit", "complex", "fd"))
-    g = _gamma_grid(gamma)
-    res, X, dX = _noise_solution(P.c, P.a1, P.s2, P.d, tuple(g), P.rule.nodes.size, tol, damping, max_iter)
-    yb = np.array([_ybar(x, gi, P) for x, gi in zip(X, g)])
+    check_choice("derivative", derivative, ("implicit", "complex", "fd")); check_choice("method", method, ("newton", "damped"))
+    g = _gamma_grid(gamma); ge = np.clip(g, *GAMMA_RANGE)
+    tol = _real("tol", tol, lo=1e-15, hi=1e-3); damping = _real("damping", damping, lo=0.0, hi=0.99)
+    max_iter = check_int("max_iter", max_iter, lo=1)
+    res, X, dX = _noise_solution(P.c, P.a1, P.s2, P.d, tuple(g), P.rule.nodes.size, tol, damping, max_iter, method)
+    yb = np.array([_ybar(x, gi, P) for x, gi in zip(X, ge)])
     if derivative == "implicit":
-        E = np.array([-gi * gi * _ybar_derivative(x, dx, gi, P) for x, dx, gi in zip(X, dX, g)])
+        E = np.array([-gi * _ybar_derivative(x, dx, gi, P) for x, dx, gi in zip(X, dX, ge)])
     else:
-        E = np.array([-gi * gi * _derivative(x, gi, P, derivative, tol, damping, max_iter) for x, gi in zip(X, g)])
-    params = dict(c=P.c, f=act.label, a1=P.a1, sigma2=P.s2, diag=P.d, **P.G, n_nodes=P.rule.nodes.size, derivative=derivative)
-    return AttentionTheory(g, E, yb, ridge_error(c=P.c, gamma=g, snr=P.G["mu2"]), X[:, 0], X[:, 1], X[:, 2],
-                           np.array([r.converged for r in res]), np.array([r.n_iter for r in res]),
-                           np.array([r.residual for r in res]), params)
+        E = np.array([-gi * _derivative(x, gi, P, derivative, tol, damping, max_iter) for x, gi in zip(X, ge)])
+    conv = np.array([r.converged for r in res])
+    if not (np.all(np.isfinite(E)) and np.all(np.isfinite(yb))):
+        bad = g[~(np.isfinite(E) & np.isfinite(yb))]
+        raise ConvergenceError(f"non-finite error at gamma = {bad[:3]} (c = {P.c:g}, {act.label}); please report it")
+    params = dict(c=P.c, f=act.label, a1=P.a1, sigma2=P.s2, diag=P.d, **P.G, n_nodes=P.rule.nodes.size,
+                  derivative=derivative, method=method, gamma_evaluated=ge)
+    return AttentionTheory(g, E, yb, ridge_error(c=P.c, gamma=ge, snr=P.G["mu2"]), X[:, 0], X[:, 1], X[:, 2],
+                           conv, np.array([r.n_iter for r in res]), np.array([r.residual for r in res]), params)
 
 def attention_error(f, # activation: a name, a callable or an Activation
                     *, c:float, # ratio p/n > 0
@@ -375,47 +480,55 @@ def attention_error(f, # activation: a name, a callable or an Activation
                     w_K, # key direction (same length as mu)
                     w_Q, # query direction (same length as mu)
                     diag:float=0.0, # kernel diagonal level d
-                    **kwargs, # n_nodes, derivative, tol, damping, max_iter, require_a1 (see attention_theory)
+                    **kwargs, # n_nodes, derivative, tol, damping, max_iter, require_a1, method (see attention_theory)
                    ):
     "Limiting interpolation error of nonlinear attention, E_Attn(gamma) (a float for a scalar gamma)."
     E = attention_theory(f, c=c, gamma=gamma, mu=mu, w_K=w_K, w_Q=w_Q, diag=diag, **kwargs).error
     return float(E[0]) if np.ndim(gamma) == 0 else E
 
-# %% ../../nbs/03c_rmt_theory.ipynb #193031a8
+# %% ../../nbs/03c_rmt_theory.ipynb #8959bdac
+def _ridge_closed_form(c, g, snr):
+    "E_RR(gamma) without overflow: gamma m' and s^2 m are formed directly (any gamma > 0, any finite snr)."
+    g = np.maximum(g, GAMMA_RANGE[0]); b = 1 - c + g
+    h = np.hypot(b, 2 * np.sqrt(c * g))
+    with np.errstate(divide="ignore", invalid="ignore"):    # m_c(-gamma) without cancellation on either sign of b
+        m = np.where(b >= 0, 2 / (b + h), (h - b) / (2 * c * g))
+    gm = g * m
+    gmp = (c * gm * m + gm) / (2 * c * gm + b)              # gamma m_c'(-gamma)
+    s2 = snr + c; t = s2 * m
+    return 1 / (1 + t) - (s2 * gmp / (1 + t)) / (1 + t)
+
 def ridge_error(*, c:float, # ratio p/n > 0
                 gamma, # ridge parameter(s) > 0
                 snr:float, # ||mu||^2 >= 0
                ):
     "Closed-form limiting interpolation error of ridge regression on the tokens (a float for a scalar gamma)."
-    c = check_positive("c", c); snr = check_positive("snr", snr, strict=False)
-    if np.ndim(gamma) == 0:                                   # scalar fast path (plain floats, microseconds)
-        g = check_positive("gamma", gamma)
-        s2, b = snr + c, 1 - c + g
-        m = 2 / (b + math.sqrt(b * b + 4 * c * g))
-        mp = (c * m * m + m) / (2 * c * g * m + b)
-        return 1 / (1 + s2 * m) - g * s2 * mp / (1 + s2 * m)**2
-    g = _gamma_grid(gamma)
-    s2, b = snr + c, 1 - c + g
-    m = 2 / (b + np.sqrt(b * b + 4 * c * g))
-    mp = (c * m * m + m) / (2 * c * g * m + b)
-    return 1 / (1 + s2 * m) - g * s2 * mp / (1 + s2 * m)**2
+    c = _real("c", c, lo=0.0, lo_open=True); snr = _real("snr", snr, lo=0.0)
+    if np.ndim(gamma) == 0 and not isinstance(gamma, (str, bytes, bool, np.bool_)):   # scalar fast path
+        g = max(_real("gamma", gamma, lo=0.0, lo_open=True), GAMMA_RANGE[0])
+        b = 1 - c + g; h = math.hypot(b, 2 * math.sqrt(c * g))
+        m = 2 / (b + h) if b >= 0 else (h - b) / (2 * c * g)
+        gm = g * m; gmp = (c * gm * m + gm) / (2 * c * gm + b)
+        s2 = snr + c; t = s2 * m
+        return 1 / (1 + t) - (s2 * gmp / (1 + t)) / (1 + t)
+    return _ridge_closed_form(c, _gamma_grid(gamma), snr)
 
 def ridge_error_ridgeless(*, c:float, # ratio p/n > 0
                           snr:float, # ||mu||^2 >= 0
                          ) -> float:
     "The gamma -> 0 limit of ridge_error: (1 - c)/(1 + snr) for c < 1, else 0."
-    c = check_positive("c", c); snr = check_positive("snr", snr, strict=False)
+    c = _real("c", c, lo=0.0, lo_open=True); snr = _real("snr", snr, lo=0.0)
     return (1 - c) / (1 + snr) if c < 1 else 0.0
 
-# %% ../../nbs/03c_rmt_theory.ipynb #fd1234c0
+# %% ../../nbs/03c_rmt_theory.ipynb #319e6eb1
 def ridgeless_fixed_point(f, # activation
                           *, c:float, # ratio p/n in (0, 1)
                           diag:float=0.0, # kernel diagonal level d
                           n_nodes:int|None=None, # Gauss–Chebyshev nodes (default: default_nodes(c))
-                          tol:float=1e-13, # fixed-point tolerance
+                          tol:float=1e-13, # tolerance on the undamped residual
                          ) -> FixedPointResult:
-    "Solve the gamma -> 0 system for (eta, theta) when c < 1; x = (eta, theta), param = D_hat."
-    act = activation(f); c = check_real("c", c, lo=0, hi=1, lo_open=True, hi_open=True); d = check_real("diag", diag)
+    "Solve the gamma -> 0 system for (eta, theta) when c < 1 (Newton in log(1 + eta), theta); x = (eta, theta), param = D_hat."
+    act = activation(f); c = _real("c", c, lo=0, hi=1, lo_open=True, hi_open=True); d = _real("diag", diag, lo=-1e6, hi=1e6)
     a1, s2 = act.coef.a1, act.coef.sigma2
     lam, w = _mp_nodes(c, check_int("n_nodes", default_nodes(c) if n_nodes is None else n_nodes, lo=2))
     D = s2 * (1 - c) / c
@@ -424,13 +537,29 @@ def ridgeless_fixed_point(f, # activation
         m = (a1 / c) * lam - (a1 - d) - theta
         iq = w / ((1 + eta) * D + m * m)
         u = s2 * iq.sum()
-        return np.array([u / (1 - u), s2 * (iq * m).sum()])
-    r = fixed_point(F, np.zeros(2), damping=0.5, atol=tol, rtol=tol, names=("eta", "theta"))
-    r.param = (1 + r.x[0]) * D
-    return r
+        return np.array([u / (1 - u) if u < 1 else np.inf, s2 * (iq * m).sum()])
+    def G(z):
+        if not np.all(np.isfinite(z)) or z[0] > 700: return np.full(2, 1e3)
+        Fx = F(np.array([math.expm1(z[0]), z[1]]))
+        if not (np.all(np.isfinite(Fx)) and Fx[0] > -1): return np.full(2, 1e3)
+        return np.array([math.log1p(Fx[0]) - z[0], Fx[1] - z[1]])
+    n_eval = 0
+    for start in (np.zeros(2), None):
+        if start is None:   # warm start from the finite-gamma solution at gamma = 1e-12 (continuation from gamma = 10)
+            r0 = _solve_grid(np.array([1e-12]), c, a1, s2, d, mp_rule(c, n_nodes), 1e-12, 0.3, 20_000)[0]
+            start = np.array([math.log1p(r0.x[1]), r0.x[2]]); n_eval += r0.n_iter
+        sol = optimize.root(G, start, method="hybr", options=dict(xtol=1e-14, maxfev=500)); n_eval += sol.nfev
+        x = np.array([math.expm1(sol.x[0]), sol.x[1]]) if np.all(np.isfinite(sol.x)) and sol.x[0] < 700 else np.zeros(2)
+        Fx = F(x)
+        if _converged(Fx, x, tol) and x[0] > -1:
+            r = FixedPointResult(x, True, n_eval, float(np.max(np.abs(Fx - x))), names=("eta", "theta"))
+            r.param = (1 + x[0]) * D
+            return r
+    raise ConvergenceError(f"ridgeless system did not converge (c = {c:g}, {act.label}): residual "
+                           f"{np.max(np.abs(Fx - x)):.3g}", residual=float(np.max(np.abs(Fx - x))), x=x, n_iter=n_eval)
 
 def attention_error_ridgeless(f, # activation
-                              *, c:float, # ratio p/n in (0, 1)
+                              *, c:float, # ratio p/n > 0
                               mu, # signal vector
                               w_K, # key direction
                               w_Q, # query direction
@@ -438,13 +567,13 @@ def attention_error_ridgeless(f, # activation
                               n_nodes:int|None=None, # Gauss–Chebyshev nodes (default: default_nodes(c))
                               require_a1:bool=True, # refuse a_1 = 0
                              ) -> float:
-    "The ridgeless (gamma -> 0) limit of attention_error for c < 1, from the ridgeless system."
-    c = check_real("c", c, lo=0, hi=1, lo_open=True, hi_open=True)
+    "The ridgeless (gamma -> 0) limit of attention_error: from the ridgeless system for c < 1, and 0 for c >= 1."
     act, P = _problem(f, c, mu, w_K, w_Q, diag, n_nodes, require_a1)
-    g = 1e-10
+    if P.c >= 1: return 0.0                             # p >= n: Phi^T Phi has full rank n, the readout interpolates
+    g = GAMMA_RANGE[0]                                  # gamma ybar at gamma = 1e-30: the neglected terms are O(gamma/lambda_-)
     if P.s2 == 0: x = np.zeros(3)                       # linear f: no self-energies
     else:
-        r = ridgeless_fixed_point(act, c=c, diag=diag, n_nodes=n_nodes)
+        r = ridgeless_fixed_point(act, c=P.c, diag=P.d, n_nodes=n_nodes)
         eta, theta = r.x
         x = np.array([r.param / (g * (1 + eta)), eta, theta])
     return float(g * _ybar(x, g, P))

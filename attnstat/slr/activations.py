@@ -4,10 +4,10 @@
 
 # %% ../../nbs/01b_slr_activations.ipynb #41b02f7f
 from __future__ import annotations
-import math
+import math, numbers
 import numpy as np
 from scipy import special
-from ..core import check_real, check_array
+from ..core import check_real, check_array, check_int
 
 # %% auto #0
 __all__ = ['softmax', 'softplus', 'linear', 'erf', 'ACTIVATIONS', 'Activation', 'NormalisedActivation', 'ElementwiseActivation',
@@ -157,7 +157,8 @@ def register_activation(act:Activation, # a NormalisedActivation or ElementwiseA
                        ) -> Activation:
     "Add an activation to the registry so that `get_activation(act.name)` and every population routine find it."
     if not isinstance(act, (NormalisedActivation, ElementwiseActivation)):
-        raise ValueError(f"activation must be a NormalisedActivation or ElementwiseActivation, got {type(act).__name__}")
+        raise TypeError(f"act must be a NormalisedActivation or ElementwiseActivation, got {type(act).__name__}")
+    if not isinstance(act.name, str) or not act.name: raise TypeError(f"act.name must be a non-empty str, got {act.name!r}")
     if act.name in ACTIVATIONS and not overwrite and ACTIVATIONS[act.name] is not act:
         raise ValueError(f"activation {act.name!r} is already registered (pass overwrite=True)")
     ACTIVATIONS[act.name] = act
@@ -167,7 +168,9 @@ def get_activation(activation, # a name in ACTIVATIONS or an Activation object
                   ) -> Activation:
     "Look up an activation by name (ValueError naming `activation` if unknown)."
     if isinstance(activation, Activation): return activation
-    if isinstance(activation, str) and activation in ACTIVATIONS: return ACTIVATIONS[activation]
+    if not isinstance(activation, str):
+        raise TypeError(f"activation must be a name in {sorted(ACTIVATIONS)} or an Activation, got {type(activation).__name__}")
+    if activation in ACTIVATIONS: return ACTIVATIONS[activation]
     raise ValueError(f"activation must be one of {sorted(ACTIVATIONS)} or an Activation, got {activation!r}")
 
 # %% ../../nbs/01b_slr_activations.ipynb #64c9dfb7
@@ -182,7 +185,12 @@ def attention_predict(X, # (n, L, D) tokens (padded tokens are ignored through `
     "f(X) = sigma(X k / sqrt(D))^T (X v / sqrt(D)) for each sequence; returns (n,)."
     act = get_activation(activation)
     X = np.asarray(X)
+    if not np.issubdtype(X.dtype, np.number): raise TypeError(f"X must be a numeric array, got dtype {X.dtype}")
     if X.ndim != 3: raise ValueError(f"X must have shape (n, L, D), got {X.shape}")
+    if isinstance(batch_size, (bool, np.bool_)) or not isinstance(batch_size, numbers.Integral):
+        raise TypeError(f"batch_size must be an integer, got {type(batch_size).__name__}")
+    batch_size = check_int("batch_size", batch_size, lo=1)
+    if mask is not None and np.shape(mask) != X.shape[:2]: raise ValueError(f"mask must have shape {X.shape[:2]}, got {np.shape(mask)}")
     D = X.shape[-1]
     k = check_array("k", k, shape=(D,)); v = check_array("v", v, shape=(D,))
     c = check_real("c", c)

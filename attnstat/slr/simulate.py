@@ -12,14 +12,14 @@ from dataclasses import dataclass, field, asdict
 from pathlib import Path
 import numpy as np
 from scipy.optimize import minimize
-from ..core import check_real, check_positive, check_int, check_choice, as_generator, spawn
+from ..core import check_real, check_positive, check_int, check_choice, check_array, check_memory, as_generator, spawn
 from ..gaussian import mean_stderr
 from .models import SLRModel, SpikedSLR, MaxSLR
 from .activations import get_activation
 
 # %% auto #0
-__all__ = ['OVERLAPS', 'erm_objective', 'SimulationResult', 'simulate_erm', 'save_table', 'load_table', 'cached_table',
-           'simulate_sweep', 'summarise']
+__all__ = ['OVERLAPS', 'erm_objective', 'erm_objective_batch', 'lbfgs_batch', 'SimulationResult', 'simulate_erm', 'save_table',
+           'load_table', 'cached_table', 'simulate_sweep', 'summarise']
 
 # %% ../../nbs/02b_slr_finite_samples.ipynb #70d3182e
 def erm_objective(w, # (2D,) the concatenation (k, v)
@@ -54,40 +54,156 @@ def erm_objective(w, # (2D,) the concatenation (k, v)
     val += 0.5 * lam_k * float(k @ k) + 0.5 * lam_v * float(v @ v)
     return val, np.concatenate([G[:, 0] + lam_k * k, G[:, 1] + lam_v * v])
 
+# %% ../../nbs/02b_slr_finite_samples.ipynb #4ef64519
+def erm_objective_batch(W, # (2D, K) the K concatenations (k, v) as columns
+                        X, # (N, L, D) tokens
+                        y, # (N,) labels
+                        activation, # name or Activation
+                        lam_k:float, # ridge strength of k
+                        lam_v:float, # ridge strength of v
+                        mask=None, # (N, L) bool, True on real tokens
+                        c:float=0.0, # erf offset
+                        batch:int|None=None, # samples per batch (default: all)
+                       ) -> tuple:
+    "The ERM objective and gradient of K parameter vectors at once: (values (K,), gradients (2D, K))."
+    act = get_activation(activation)
+    n, L, D = X.shape
+    W = np.asarray(W, float); K = W.shape[1]
+    k, v = W[:D], W[D:]
+    Wm = (np.concatenate([k, v], 1) / math.sqrt(D)).astype(X.dtype)            # (D, 2K)
+    batch = n if batch is None else check_int("batch", batch, lo=1)
+    val, G = np.zeros(K), np.zeros((D, 2 * K))
+    for a in range(0, n, batch):
+        Xb = X[a:a + batch].reshape(-1, D); nb = min(batch, n - a)
+        P = (Xb @ Wm).astype(float).reshape(nb, L, 2, K).transpose(0, 3, 1, 2)   # (nb, K, L, 2)
+        chi, z = P[..., 0].reshape(-1, L), P[..., 1].reshape(-1, L)
+        mb = None if mask is None else np.repeat(mask[a:a + batch], K, axis=0)
+        s = act.value(chi, mask=mb, c=c)
+        if mb is not None: z = np.where(mb, z, 0.0)
+        r = np.sum(s * z, -1) - np.repeat(y[a:a + batch], K)
+        val += 0.5 * (r * r).reshape(nb, K).sum(0)
+        gk, gv = act.vjp(chi, z, mask=mb, c=c) * r[:, None], s * r[:, None]     # (nb K, L)
+        A = np.stack([gk.reshape(nb, K, L), gv.reshape(nb, K, L)], 2)            # (nb, K, 2, L)
+        A = A.transpose(0, 3, 2, 1).reshape(nb * L, 2 * K)                        # rows (mu, l), columns (k_1..k_K, v_1..v_K)
+        G += (Xb.T @ A.astype(X.dtype)).astype(float)
+    G /= math.sqrt(D)
+    val += 0.5 * lam_k * np.sum(k * k, 0) + 0.5 * lam_v * np.sum(v * v, 0)
+    return val, np.concatenate([G[:, :K] + lam_k * k, G[:, K:] + lam_v * v], 0)
+
+# %% ../../nbs/02b_slr_finite_samples.ipynb #1145c93c
+def lbfgs_batch(fun, # fun(W (d, K)) -> (values (K,), gradients (d, K)) of K independent problems
+                W0, # (d, K) starting points
+                gtol:float=1e-7, # stop a column when max |gradient| < gtol
+                max_iter:int=5000, # iterations
+                m:int=20, # memory
+               ) -> dict:
+    "K independent L-BFGS minimisations evaluated together (one call of `fun` per step for all active columns)."
+    W = np.array(W0, float); d, K = W.shape
+    f, g = fun(W)
+    S, Y = np.zeros((m, d, K)), np.zeros((m, d, K)); rho = np.zeros((m, K)); cnt = np.zeros(K, int)
+    active = np.abs(g).max(0) >= gtol
+    n_iter = np.zeros(K, int); nfev = 1
+    for it in range(max_iter):
+        idx = np.flatnonzero(active)
+        if idx.size == 0: break
+        q = g[:, idx].copy(); al = np.zeros((m, idx.size))
+        for j in range(m):                         # newest first (ring buffer)
+            pos = (cnt[idx] - 1 - j) % m; ok = j < np.minimum(cnt[idx], m)
+            s_, y_ = S[pos, :, idx].T, Y[pos, :, idx].T; r_ = rho[pos, idx]
+            al[j] = np.where(ok, r_ * np.sum(s_ * q, 0), 0.0); q -= al[j] * y_
+        last = (cnt[idx] - 1) % m; has = cnt[idx] > 0
+        sy, yy = np.sum(S[last, :, idx].T * Y[last, :, idx].T, 0), np.sum(Y[last, :, idx].T ** 2, 0)
+        gam = np.where(has & (yy > 0), sy / np.where(yy > 0, yy, 1.0), 1.0 / np.maximum(np.abs(q).max(0), 1.0))
+        q *= gam
+        for j in range(m - 1, -1, -1):
+            pos = (cnt[idx] - 1 - j) % m; ok = j < np.minimum(cnt[idx], m)
+            s_, y_ = S[pos, :, idx].T, Y[pos, :, idx].T; r_ = rho[pos, idx]
+            b = np.where(ok, r_ * np.sum(y_ * q, 0), 0.0); q += (al[j] - b) * s_
+        p = -q
+        slope = np.sum(p * g[:, idx], 0)
+        bad = ~(slope < 0)
+        p[:, bad] = -g[:, idx][:, bad]; slope[bad] = -np.sum(g[:, idx][:, bad] ** 2, 0); cnt[idx[bad]] = 0
+        t = np.ones(idx.size); pend = np.arange(idx.size)
+        Wn, fn, gn = W[:, idx].copy(), f[idx].copy(), g[:, idx].copy()
+        for _ in range(40):                         # backtracking (Armijo), all pending columns in one evaluation
+            Wt = W[:, idx[pend]] + t[pend] * p[:, pend]
+            ft, gt = fun(Wt); nfev += 1
+            ok = ft <= f[idx[pend]] + 1e-4 * t[pend] * slope[pend] + 8e-16 * np.abs(f[idx[pend]])   # rounding allowance
+            Wn[:, pend[ok]], fn[pend[ok]], gn[:, pend[ok]] = Wt[:, ok], ft[ok], gt[:, ok]
+            pend = pend[~ok]
+            if pend.size == 0: break
+            t[pend] *= 0.5
+        stalled = np.zeros(idx.size, bool); stalled[pend] = True
+        s_new, y_new = Wn - W[:, idx], gn - g[:, idx]
+        sy = np.sum(s_new * y_new, 0)
+        upd = (sy > 1e-12 * np.sqrt(np.sum(s_new**2, 0) * np.sum(y_new**2, 0))) & ~stalled
+        pos = cnt[idx] % m
+        S[pos[upd], :, idx[upd]] = s_new[:, upd].T; Y[pos[upd], :, idx[upd]] = y_new[:, upd].T
+        rho[pos[upd], idx[upd]] = 1.0 / sy[upd]; cnt[idx[upd]] += 1
+        df = f[idx] - fn
+        W[:, idx], f[idx], g[:, idx] = Wn, fn, gn
+        n_iter[idx] += 1
+        conv = np.abs(gn).max(0) < gtol
+        tiny = (df <= 1e-15 * np.maximum(np.abs(fn), 1.0)) & ~upd
+        active[idx[conv | stalled | tiny]] = False
+    return dict(x=W, fun=f, jac=g, n_iter=n_iter, success=np.abs(g).max(0) < gtol, nfev=nfev)
+
 # %% ../../nbs/02b_slr_finite_samples.ipynb #7da650c2
 OVERLAPS = ("m_kk", "m_kv", "m_vk", "m_vv", "q_kk", "q_vv", "q_kv")
 
 @dataclass
 class SimulationResult:
-    "One ERM run: test error on fresh data, training loss, the seven overlaps and the optimiser's diagnostics."
+    "One ERM data set: test error on fresh data, training loss, the seven overlaps, the optimiser's diagnostics and (restarts) every minimum found."
     alpha: float; D: int; N: int; lam_k: float; lam_v: float; init: str; seed: int
-    test_error: float # mean (y - f)^2 on the test set
+    test_error: float # mean (y - f)^2 on the test set (restarts: at the lowest objective)
     test_error_se: float # its standard error over the test set
     excess: float # test_error - noise^2
     train_loss: float # (1/N) sum (y - f)^2 / 2
     overlaps: dict # m_kk = k.k*/D, m_kv = k.v*/D, m_vk = v.k*/D, m_vv = v.v*/D, q_kk, q_vv, q_kv
-    converged: bool # L-BFGS success flag
-    n_iter: int # L-BFGS iterations
+    converged: bool # L-BFGS success flag (restarts: all starts)
+    n_iter: int # L-BFGS iterations (restarts: the most of any start)
     grad_norm: float # final max |gradient| of the normalised objective
     seconds: float # wall time of the optimisation
+    energy: float = float("nan") # ERM objective per dimension, (lam_k |k|^2 + lam_v |v|^2)/(2D) + alpha train_loss
+    restarts: int = 0 # random starts (0: one run from `init`)
+    n_minima: int = 1 # distinct minima among the random starts
+    test_error_spread: float = 0.0 # max - min test error over the distinct minima of the random starts
+    minima: list = field(default_factory=list, repr=False) # per distinct minimum: objective, energy, test_error, overlaps, count
+    informed: dict = field(default_factory=dict, repr=False) # the informed start's minimum, when requested with restarts
 
     def as_dict(self) -> dict:
         "A flat row for tidy tables."
-        d = {k: v for k, v in asdict(self).items() if k != "overlaps"}
+        d = {k: v for k, v in asdict(self).items() if k not in ("overlaps", "minima", "informed")}
         d.update(self.overlaps)
         d.update(m_k=self.overlaps["m_kk"], q_k=self.overlaps["q_kk"], m_v=self.overlaps["m_vv"], q_v=self.overlaps["q_vv"])
+        if self.informed:
+            d.update({f"informed_{k}": self.informed[k] for k in ("test_error", "energy", "objective", "train_loss")})
+            d.update({f"informed_{k}": v for k, v in self.informed["overlaps"].items()})
+        if self.minima: d["min_energies"] = ";".join(f"{m['energy']:.6g}" for m in self.minima)
+        if self.minima: d["min_test_errors"] = ";".join(f"{m['test_error']:.6g}" for m in self.minima)
         return d
 
 def _informed_scale(model):
     return 10.0 if np.isinf(model.c_nu) else float(model.c_nu)
+
+def _distinct(ws, objs, D, tol):
+    "Group columns of ws (2D, K) into distinct minima: same objective (relative tol) and parameters within sqrt(D) tol."
+    groups = []
+    for j in np.argsort(objs):
+        for gr in groups:
+            i = gr[0]
+            if abs(objs[j] - objs[i]) <= tol * (1 + abs(objs[i])) and np.linalg.norm(ws[:, j] - ws[:, i]) <= 1e3 * tol * math.sqrt(D):
+                gr.append(j); break
+        else: groups.append([j])
+    return groups
 
 def simulate_erm(model:SLRModel, # SpikedSLR or MaxSLR
                  activation, # name or Activation
                  alpha:float, # sample ratio N/D
                  lam:float, # ridge strength (shared unless lam_k / lam_v given)
                  D:int, # dimension
-                 init:str="informed", # "informed" (k = c_nu k*, v = v*) or "random" (N(0, 0.1^2) entries)
-                 seed:int=0, # seed of the teacher, training set, test set and random start
+                 init:str="informed", # "informed" (k = c_nu k*, v = v*) or "random" (N(0, 0.1^2) entries); ignored with restarts
+                 seed:int=0, # seed of the teacher, training set, test set and random starts
                  lam_k:float|None=None, # ridge strength of k
                  lam_v:float|None=None, # ridge strength of v
                  n_test:int=10_000, # test sequences
@@ -97,9 +213,13 @@ def simulate_erm(model:SLRModel, # SpikedSLR or MaxSLR
                  gtol:float=1e-7, # L-BFGS tolerance on the projected gradient (normalised objective)
                  max_iter:int=5000, # L-BFGS iterations
                  threads:int|None=1, # BLAS threads during the run (None: leave unchanged); 1 avoids oversubscription in sweeps
+                 restarts:int|None=None, # K random starts on the same data, batched (None: one run from `init`)
+                 informed:bool=False, # with restarts: also run the informed start (reported apart, in `informed`)
+                 x0=None, # (2D,) explicit start (k, v), overrides `init` (single run)
+                 distinct_tol:float=1e-6, # minima closer than this (relative objective, and |w - w'| < 1e3 tol sqrt(D)) are one
                 ) -> SimulationResult:
-    "Full-batch L-BFGS on the actual ERM objective; test error on a fresh test set, training loss and all seven overlaps."
-    if not isinstance(model, SLRModel): raise ValueError(f"model must be a SpikedSLR or MaxSLR, got {type(model).__name__}")
+    "Full-batch L-BFGS on the actual ERM objective (one start, or K random starts batched into one GEMM per step); test error on a fresh test set, training loss, overlaps, and every distinct minimum."
+    if not isinstance(model, SLRModel): raise TypeError(f"model must be a SpikedSLR or MaxSLR, got {type(model).__name__}")
     act = get_activation(activation)
     alpha = check_positive("alpha", alpha); lam = check_positive("lam", lam)
     D = check_int("D", D, lo=2)
@@ -108,34 +228,70 @@ def simulate_erm(model:SLRModel, # SpikedSLR or MaxSLR
     check_choice("init", init, ("informed", "random"))
     if dtype not in (np.float64, np.float32): raise ValueError(f"dtype must be numpy.float64 or numpy.float32, got {dtype}")
     n_test = check_int("n_test", n_test, lo=2)
+    c = check_real("c", c); gtol = check_positive("gtol", gtol)
+    max_iter = check_int("max_iter", max_iter, lo=1)
+    if threads is not None: threads = check_int("threads", threads, lo=1)
+    if restarts is not None: restarts = check_int("restarts", restarts, lo=1)
+    if not isinstance(informed, (bool, np.bool_)): raise TypeError(f"informed must be a bool, got {type(informed).__name__}")
+    distinct_tol = check_positive("distinct_tol", distinct_tol)
+    if x0 is not None: x0 = check_array("x0", x0, shape=(2 * D,))
     N = max(int(round(alpha * D)), 1)
+    K_all = 1 if restarts is None else restarts + int(informed)
+    isz = np.dtype(dtype).itemsize
+    check_memory("N * L * D", (8.0 + isz) * N * model.L_max * D + 8.0 * N * model.L_max * 2 * K_all * 6)   # float64 draw + stored copy
     g_train, g_test, g_init = spawn(seed, 3)
     tr = model.sample(N, D, g_train, dtype=dtype)
     kst, vst = tr.k_star, tr.v_star
-    if init == "informed": w0 = np.concatenate([_informed_scale(model) * kst, vst])
-    else: w0 = 0.1 * g_init.standard_normal(2 * D)
-    fun = lambda w: tuple(t / N for t in erm_objective(w, tr.X, tr.y, act, lam_k, lam_v, tr.mask, c, batch))
+    w_inf = np.concatenate([_informed_scale(model) * kst, vst])
     t0 = time.perf_counter()
     with (threadpool_limits(threads) if threads else contextlib.nullcontext()):
-        res = minimize(fun, w0, jac=True, method="L-BFGS-B",
-                       options=dict(maxiter=max_iter, maxfun=2 * max_iter, gtol=gtol, ftol=1e-15, maxcor=30))
+        if restarts is None:
+            if x0 is not None: w0 = x0
+            elif init == "informed": w0 = w_inf
+            else: w0 = 0.1 * g_init.standard_normal(2 * D)
+            fun = lambda w: tuple(t / N for t in erm_objective(w, tr.X, tr.y, act, lam_k, lam_v, tr.mask, c, batch))
+            res = minimize(fun, w0, jac=True, method="L-BFGS-B",
+                           options=dict(maxiter=max_iter, maxfun=2 * max_iter, gtol=gtol, ftol=1e-15, maxcor=30))
+            Wf, objs, succ, nits, gn = res.x[:, None], np.array([res.fun]), [bool(res.success)], [int(res.nit)], float(np.abs(res.jac).max())
+        else:
+            W0 = 0.1 * np.stack([g.standard_normal(2 * D) for g in spawn(g_init, restarts)], 1)
+            if informed: W0 = np.concatenate([W0, w_inf[:, None]], 1)
+            fun = lambda W: tuple(t / N for t in erm_objective_batch(W, tr.X, tr.y, act, lam_k, lam_v, tr.mask, c, batch))
+            res = lbfgs_batch(fun, W0, gtol=gtol, max_iter=max_iter)
+            Wf, objs, succ, nits = res["x"], res["fun"], list(res["success"]), list(res["n_iter"])
+            gn = float(np.abs(res["jac"][:, :restarts]).max())
     secs = time.perf_counter() - t0
-    k, v = res.x[:D], res.x[D:]
-    train = float(res.fun - (0.5 * lam_k * k @ k + 0.5 * lam_v * v @ v) / N)
     del tr
-    # fresh test set from the same teacher, in chunks
-    errs, Wt = [], (np.stack([k, v], 1) / math.sqrt(D))
+    # fresh test set from the same teacher, in chunks; every final point evaluated on it with one GEMM per chunk
+    Kf = Wf.shape[1]
+    Wt = np.concatenate([Wf[:D], Wf[D:]], 1) / math.sqrt(D)                              # (D, 2 Kf)
+    errs = []
     chunk = max(1, min(n_test, 2_000_000 // (model.L_max * D) + 1))
     for a, g in zip(range(0, n_test, chunk), spawn(g_test, (n_test + chunk - 1) // chunk)):
         te = model.sample(min(chunk, n_test - a), D, g, k_star=kst, v_star=vst, dtype=dtype)
-        P = (te.X.reshape(-1, D) @ Wt.astype(dtype)).astype(float).reshape(-1, model.L_max, 2)
-        f = act.predict(P[..., 0], P[..., 1], mask=te.mask, c=c)
-        errs.append((te.y - f)**2)
-    m, se = mean_stderr(np.concatenate(errs))
-    ov = dict(m_kk=k @ kst / D, m_kv=k @ vst / D, m_vk=v @ kst / D, m_vv=v @ vst / D, q_kk=k @ k / D, q_vv=v @ v / D, q_kv=k @ v / D)
-    return SimulationResult(alpha, D, N, lam_k, lam_v, init, int(seed), float(m), float(se), float(m) - model.noise**2, train,
-                            {a: float(b) for a, b in ov.items()}, bool(res.success), int(res.nit),
-                            float(np.abs(res.jac).max()), secs)
+        P = (te.X.reshape(-1, D) @ Wt.astype(dtype)).astype(float).reshape(-1, model.L_max, 2, Kf)
+        mk = None if te.mask is None else np.repeat(te.mask[:, None, :], Kf, 1)
+        f = act.predict(P[:, :, 0].transpose(0, 2, 1), P[:, :, 1].transpose(0, 2, 1), mask=mk, c=c)   # (n, Kf)
+        errs.append((te.y[:, None] - f)**2)
+    E = np.concatenate(errs)
+    def summary(j):
+        k, v = Wf[:D, j], Wf[D:, j]
+        m, se = mean_stderr(E[:, j])
+        pen = (0.5 * lam_k * k @ k + 0.5 * lam_v * v @ v) / N
+        ov = dict(m_kk=k @ kst / D, m_kv=k @ vst / D, m_vk=v @ kst / D, m_vv=v @ vst / D, q_kk=k @ k / D, q_vv=v @ v / D, q_kv=k @ v / D)
+        return dict(objective=float(objs[j]), energy=float(objs[j] * alpha), test_error=float(m), test_error_se=float(se),
+                    train_loss=float(objs[j] - pen), overlaps={a: float(b) for a, b in ov.items()})
+    K = 1 if restarts is None else restarts
+    groups = _distinct(Wf[:, :K], objs[:K], D, distinct_tol)
+    minima = [dict(summary(gr[0]), count=len(gr), starts=[int(j) for j in gr]) for gr in groups]
+    best = minima[0]
+    spread = max(m["test_error"] for m in minima) - min(m["test_error"] for m in minima)
+    inf = summary(K) if (restarts is not None and informed) else {}
+    label = init if restarts is None else f"best of {restarts} random"
+    return SimulationResult(alpha, D, N, lam_k, lam_v, label, int(seed), best["test_error"], best["test_error_se"],
+                            best["test_error"] - model.noise**2, best["train_loss"], best["overlaps"], bool(all(succ)),
+                            int(max(nits)), gn, secs, best["energy"], 0 if restarts is None else restarts, len(minima),
+                            float(spread), minima if restarts is not None else [], inf)
 
 # %% ../../nbs/02b_slr_finite_samples.ipynb #6c653030
 def _to_value(s):
@@ -195,10 +351,13 @@ def simulate_sweep(model:SLRModel, # SpikedSLR or MaxSLR
                    progress:bool=True, # tqdm progress bar with an ETA
                    backend:str="loky", # joblib backend of `attnstat.sweep.run_sweep` ("dask" for a cluster)
                    scheduler=None, # Dask scheduler address (backend="dask")
+                   restarts:int|None=None, # K random starts per data set (one row per data set: best of K; `inits` ignored)
+                   informed:bool=False, # with restarts: also run the informed start on each data set (informed_* columns)
                    **kw, # passed to simulate_erm
                   ) -> list:
     "ERM simulations over alphas x inits x seeds through `attnstat.sweep.run_sweep`: a tidy list of rows."
     Dof = D if callable(D) else (lambda a: D)
+    if restarts is not None: inits, kw = ("random",), dict(kw, restarts=restarts, informed=informed)
     points = [dict(alpha=float(a), init=i, seed=int(s), D=int(Dof(a)))
               for a in np.atleast_1d(alphas).tolist() for i in inits for s in seeds]
     return run_sweep(partial(_sim_point, model, activation, lam, kw), points, jobs=n_jobs, backend=backend,

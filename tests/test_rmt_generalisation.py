@@ -1,0 +1,105 @@
+"""The fresh-token test error (attnstat.rmt.generalisation) and the scale-invariant comparison (attnstat.rmt.sweeps).
+
+Tolerances come from measured standard errors: the cached simulations (data/rmt_*.npz, 30-48 trials, p >= 512)
+sit within 2.9 standard errors of the theory at every point and gamma (measured); we allow 3.5. The live small
+simulation uses the Gaussian-equivalent kernel (no linearisation error) with 3 s.e. plus a stated allowance.
+"""
+import json, math
+from pathlib import Path
+import numpy as np
+import pytest
+from attnstat.gaussian import mean_stderr
+from attnstat.rmt.theory import attention_error, ridge_error, spiked_rule, _problem, _noise_solution, _ybar
+from attnstat.rmt.generalisation import (attention_test_theory, attention_test_error, ridge_test_error, simulate_test_errors,
+                                         _forms)
+from attnstat.rmt.sweeps import (feature_scale, effective_dof, ridge_effective_dof, matched_dof_gamma, compare_attention_ridge,
+                                 load_points)
+from attnstat.rmt.models import signal_plus_noise, attention_kernel
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+
+def test_spectral_algebra_reproduces_ybar():
+    # two routes to y^T Q y/n: the hand-derived Woodbury assembly and the generic spectral algebra
+    for f, c, mu, wk, wq in (("tanh", 0.5, [1, 0], [0.6, 0.8], [1.2, -0.3]), ("relu", 2.0, [1.5, 0.3], [0.6, 0.8], [1.2, -0.3])):
+        act, P = _problem(f, c, mu, wk, wq, 0.0, None, True)
+        g = (1e-3, 0.3); _, X, _ = _noise_solution(P.c, P.a1, P.s2, P.d, g, P.rule.nodes.size, 1e-12, 0.3, 20000)
+        for x, gi in zip(X, g):
+            assert abs(_forms(x.astype(complex), gi, P)[0].real / _ybar(x, gi, P) - 1) < 1e-9
+
+def test_ridge_test_error_closed_form():
+    # against an independent quadrature of beta^T mu and |beta|^2 over nu_s, and the gamma -> infinity limit
+    for c, snr, g in ((0.5, 1.0, 0.1), (2.0, 3.0, 1e-3), (0.25, 0.2, 1.0)):
+        J = spiked_rule(c, snr)
+        bm, b2 = snr * J.integrate(lambda l: 1 / (l + g)), (snr + c) * J.integrate(lambda l: 1 / (l + g)**2)
+        assert abs(ridge_test_error(c=c, gamma=g, snr=snr) - ((1 - bm)**2 + b2)) < 1e-8
+    assert abs(ridge_test_error(c=0.5, gamma=1e12, snr=1.0) - 1) < 1e-10
+    assert abs(attention_test_error("tanh", c=0.5, gamma=1e12, mu=[1.0], w_K=[0.0], w_Q=[0.0]) - 1) < 1e-10
+
+def test_a1_zero_carries_no_signal():
+    a = attention_test_theory("cos", c=0.5, gamma=[1e-2, 1.0], mu=[2.0, 0], w_K=[1.0, 0], w_Q=[1.0, 0], require_a1=False)
+    b = attention_test_theory("cos", c=0.5, gamma=[1e-2, 1.0], mu=[0.0, 0], w_K=[0.0, 0], w_Q=[0.0, 0], require_a1=False)
+    assert np.allclose(a.u_mu, 0, atol=1e-12) and np.allclose(a.error, b.error, rtol=1e-10)
+    assert np.all(a.error > 1)          # the readout adds noise and no signal: worse than predicting 0
+
+def test_theory_vs_cached_simulation():
+    z = np.load(DATA / "rmt_test_error.npz"); pts = json.loads(str(z["points"])); g = z["gamma"]
+    worst = 0.0
+    for k, pt in enumerate(pts):
+        th = attention_test_theory(pt["f"], c=pt["p"] / pt["n"], gamma=g, mu=pt["mu"], w_K=pt["w_K"], w_Q=pt["w_Q"])
+        for nm, T in (("attention", th.error), ("ridge", th.ridge), ("attention_train", th.train), ("ridge_train", th.ridge_train)):
+            m, s = mean_stderr(z[f"{nm}_{k}"], axis=0)
+            worst = max(worst, float(np.max(np.abs(m - T) / s)))
+            assert np.all(np.abs(m - T) <= 3.5 * s), (pt["label"], nm, m, T, s)
+    assert worst > 0.5                    # the comparison is not vacuous (measured worst: 2.9 s.e.)
+
+def test_theory_vs_live_gaussian_equivalent():
+    # p = 256, n = 512, 8 contexts x 500 fresh tokens, Gaussian-equivalent kernel: 3 s.e. plus 0.01 for O(1/sqrt(n))
+    g = np.array([0.03, 1.0])
+    e = simulate_test_errors("tanh", 512, 256, [1.0, 0.0], [0.6, 0.8], [1.0, 0.3], g, 8, 5, n_test=500, kernel="gaussian")
+    th = attention_test_theory("tanh", c=0.5, gamma=g, mu=[1.0, 0.0], w_K=[0.6, 0.8], w_Q=[1.0, 0.3])
+    for which, T in (("attention", th.error), ("ridge", th.ridge)):
+        m, s = e.stats(which)
+        assert np.all(np.abs(m - T) <= 3 * s + 0.01), (which, m, s, T)
+
+def test_feature_scale_and_dof_against_simulation():
+    # mean eigenvalue tr(Phi^T Phi)/n^2 and dof = tr(A (A + gamma)^-1)/n of the real tanh kernel, p = 512, n = 1024, one
+    # draw (relative fluctuations ~1e-3); allowance 2% for the O(p^-1/2) linearisation effects
+    X, _ = signal_plus_noise(1024, 512, [1.0], seed=3)
+    Phi = X @ attention_kernel(X, "tanh"); lam = np.linalg.eigvalsh(Phi @ Phi.T / 1024)
+    assert abs(lam.sum() / 1024 / feature_scale("tanh", c=0.5) - 1) < 0.02
+    for g in (0.01, 1.0):
+        assert abs(np.sum(lam / (lam + g)) / 1024 - effective_dof("tanh", c=0.5, gamma=g)) < 0.01
+    lamX = np.linalg.eigvalsh(X @ X.T / 1024)
+    assert abs(np.sum(lamX / (lamX + 0.1)) / 1024 - ridge_effective_dof(c=0.5, gamma=0.1)) < 0.01
+    # tau^2 + c E[x m0(x)^2] equals the large-gamma expansion tr Q/n = 1/g - tau/g^2 + O(g^-3) (Richardson)
+    from attnstat.rmt import noise_fixed_point
+    t = [g * g * (1 / g - noise_fixed_point("tanh", c=0.5, gamma=[g]).trace[0]) for g in (1e4, 2e4)]
+    assert abs(2 * t[1] - t[0] - feature_scale("tanh", c=0.5)) < 3e-6      # O(1/g^2): 8.5e-5 at 1e3, 8.7e-7 at 1e4
+
+def test_compare_scales():
+    kw = dict(c=0.25, gamma=[0.1, 1.0], mu=[1.0, 0.0], w_K=[1.0, 0.0], w_Q=[1.0, 0.0])
+    raw = compare_attention_ridge("tanh", scale="raw", **kw)
+    assert np.allclose(raw["E_attn"], attention_error("tanh", **kw)) and np.allclose(raw["E_rr"], ridge_error(c=0.25, gamma=[0.1, 1.0], snr=1.0))
+    rel = compare_attention_ridge("tanh", scale="relative", **kw)
+    assert np.allclose(rel["gamma_attn"] / rel["gamma_rr"], feature_scale("tanh", c=0.25) / 0.25)
+    dof = compare_attention_ridge("tanh", scale="dof", test=True, **kw)
+    assert np.allclose(dof["dof_attn"], dof["dof_rr"], rtol=1e-8) and "E_test_attn" in dof
+    assert matched_dof_gamma("tanh", c=0.5, dof=0.3) > 0
+    with pytest.raises(ValueError, match="scale"): compare_attention_ridge("tanh", scale="bogus", **kw)
+    with pytest.raises(ValueError, match="dof"): matched_dof_gamma("tanh", c=0.5, dof=0.7)
+
+def test_scale_spot_checks_cached():
+    # tanh at p = 1024, 40 draws: attention and ridge at every gamma of each point within 3 s.e. (measured max 2.6)
+    for pt in load_points(DATA / "rmt_scale_check.npz"):
+        g = np.array(pt["gammas"]); c = pt["p"] / pt["n"]
+        mA, sA = mean_stderr(pt["attention"], axis=0); mR, sR = mean_stderr(pt["ridge"], axis=0)
+        assert np.all(np.abs(mA - attention_error("tanh", c=c, gamma=g, mu=pt["mu"], w_K=pt["w_K"], w_Q=pt["w_Q"])) <= 3 * sA)
+        assert np.all(np.abs(mR - ridge_error(c=c, gamma=g, snr=pt["snr"])) <= 3 * sR)
+
+def test_bad_input():
+    kw = dict(c=0.5, gamma=0.1, mu=[1.0], w_K=[0.0], w_Q=[0.0])
+    with pytest.raises(TypeError, match="gamma"): attention_test_error("tanh", **{**kw, "gamma": "0.1"})
+    with pytest.raises(ValueError, match="mu must be a non-empty"): attention_test_error("tanh", **{**kw, "mu": [], "w_K": [], "w_Q": []})
+    with pytest.raises(TypeError, match="snr"): ridge_test_error(c=0.5, gamma=0.1, snr=None)
+    with pytest.raises(ValueError, match="n, p, n_test is too large"):
+        simulate_test_errors("tanh", 10**6, 10**6, [1.0], [0.0], [0.0], [0.1], 2, 0)

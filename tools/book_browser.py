@@ -1,0 +1,250 @@
+"""Open every page of the built book in headless Chromium and list what a reader would trip over.
+
+Used by tests/test_book.py (one assertion listing every offending page) and on the command line:
+
+    .venv/bin/python tools/book_browser.py [--html book/_build/html] [--report FILE.md] [PAGE ...]
+
+For each page (file:// URL, every non-local request blocked and recorded) it checks:
+- no console error, no uncaught exception, no failed or off-site request;
+- exactly one MathJax script, math typeset without MathJax errors and no raw `$$`;
+- every image in the article is in a <figure> with a numbered caption, with alt text that describes
+  it (not empty, not a file name); widget frames need the numbered caption;
+- visible code (code cells not collapsed) as a share of all visible characters; at most 40% on the
+  theory chapters;
+- no `#|` directive and no word "spec"/"specification" in the text, no unresolved cross-reference,
+  no raw object repr (`Name(field=...)`, `<matplotlib...>`) in an output, no image shown twice;
+- every precomputed widget changes its image when its first control moves; no kernel-only widget.
+Page-load time (navigation to MathJax typeset and widgets rendered) is measured per page.
+"""
+from __future__ import annotations
+import argparse, os, re, shutil, sys, time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+HTML = ROOT / "book" / "_build" / "html"
+CHROMIUM = (os.environ.get("ATTNSTAT_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+            or shutil.which("google-chrome"))
+LOCAL = ("file:", "data:", "blob:", "about:")
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+        "--no-first-run", "--disable-sync", "--disable-default-apps", "--hide-scrollbars"]
+# Chapters whose visible code must be at most MAX_CODE_SHARE of the visible characters.
+THEORY = ["01c_slr_population", "02_slr_replica_theory", "02a_slr_replica", "02b_slr_finite_samples",
+          "02c_slr_bayes_optimal", "03a_rmt_hermite", "03b_rmt_kernel", "03c_rmt_theory", "03d_rmt_vs_ridge",
+          "04_pretrained_weights"]
+MAX_CODE_SHARE = 0.40
+SKIP = {"genindex.html", "search.html"}
+
+def book_pages(html: Path = HTML) -> list[Path]:
+    "The content pages of a built book (not the index/search pages, not redirects)."
+    out = []
+    for p in sorted(html.glob("*.html")):
+        if p.name in SKIP: continue
+        if re.search(r'http-equiv="refresh"', p.read_text(errors="ignore")[:4000], re.I): continue
+        out.append(p)
+    return out
+
+PAGE_JS = r"""async () => {
+  const art = document.querySelector('article.bd-article') || document.querySelector('main') || document.body;
+  const vis = el => el.checkVisibility ? el.checkVisibility() : el.offsetParent !== null;
+  const nonws = s => (s || '').replace(/\s+/g, '').length;
+  const out = {};
+  out.mathjax = Array.from(document.querySelectorAll('script[src]')).filter(s => /mathjax/i.test(s.getAttribute('src'))).map(s => s.getAttribute('src'));
+  out.merror = Array.from(document.querySelectorAll('mjx-merror')).map(e => (e.getAttribute('data-mjx-error') || e.textContent).slice(0, 80));
+  const text = art.innerText;
+  out.total = nonws(text);
+  let code = 0;
+  art.querySelectorAll('.cell_input').forEach(c => { if (vis(c)) code += nonws(c.innerText); });
+  out.code = code;
+  const all = art.textContent;
+  out.directive = Array.from(new Set((all.match(/.{0,40}#\|\s*[\w-]+.{0,20}/g) || []).map(s => s.trim()))).slice(0, 3);
+  // prose (and outputs): no "spec" at all; code: no reference to the spec in comments or strings
+  const clone = art.cloneNode(true);
+  clone.querySelectorAll('.cell_input, script, style').forEach(e => e.remove());
+  const prose = clone.textContent;
+  const codeText = Array.from(art.querySelectorAll('.cell_input')).map(c => c.textContent).join('\n');
+  const ctx = (text, re) => Array.from(new Set((text.match(re) || []).map(s => s.trim())));
+  out.spec = ctx(prose, /[^.\n]{0,40}\b(spec|specs|specification)\b[^.\n]{0,40}/gi)
+    .concat(ctx(codeText, /[^\n]{0,30}(\bthe spec\b|\bspec\s*(§|section|table|\d)|\bspecification\b|\bpitfall\s*\d)[^\n]{0,30}/gi)).slice(0, 5);
+  out.rawtex = [];
+  art.querySelectorAll('p, li, td, figcaption, h1, h2, h3').forEach(e => {
+    if (e.closest('pre, code, .cell_input, mjx-container, script')) return;
+    const t = Array.from(e.childNodes).filter(n => n.nodeType === 3).map(n => n.textContent).join('');
+    if (/\$\$|\\\(|\\\[|\$[^$\s][^$]*\\[a-zA-Z]+[^$]*\$/.test(t)) out.rawtex.push(t.trim().slice(0, 80));
+  });
+  art.querySelectorAll('.widget-label, .widget-readout, .widget-inline-hbox label').forEach(e => {
+    if (e.querySelector('mjx-container')) return;
+    const t = e.textContent;
+    if (/\$[^$]+\$/.test(t)) out.rawtex.push('widget label ' + t.trim().slice(0, 60) + ' (write \\(...\\) instead of $...$ in widget labels)');
+  });
+  out.unresolved = Array.from(art.querySelectorAll('span.xref, span.std-ref, span.std-numref, span.std-doc')).filter(s => !s.closest('a')).map(s => s.textContent.slice(0, 60));
+  out.reprs = [];
+  art.querySelectorAll('.cell_output pre, .cell_output .output.text_plain').forEach(p => {
+    const t = p.innerText;
+    const m = t.match(/^\s*[A-Z]\w*\(\w+=|<matplotlib\.[^>]*>|<Figure size|^\s*(Text|Line2D)\(|array\(\[/m);
+    if (m) out.reprs.push(t.trim().slice(0, 80));
+  });
+  out.images = Array.from(art.querySelectorAll('img')).filter(i => !i.closest('.bd-header-article, .header-article-items, nav')).map(i => {
+    const fig = i.closest('figure');
+    const num = fig ? fig.querySelector('figcaption .caption-number') : null;
+    return {src: (i.getAttribute('src') || '').slice(0, 200), alt: i.getAttribute('alt'),
+            widget: !!i.closest('.jupyter-widgets, .widget-image, .attnstat-precomputed') || i.classList.contains('attnstat-frame'),
+            figure: !!fig, number: num ? num.textContent.trim() : null};
+  });
+  out.deadwidgets = Array.from(art.querySelectorAll('.widget-slider, .widget-dropdown, .widget-toggle-buttons, .widget-checkbox, .widget-button')).filter(w => !w.closest('.attnstat-precomputed')).length;
+  out.precomputed = art.querySelectorAll('.attnstat-precomputed').length;
+  return out;
+}"""
+
+SHOWN_JS = """async (fig) => {
+  const imgs = Array.from(fig.querySelectorAll('img.attnstat-frame')).filter(i => i.offsetParent !== null);
+  if (imgs.length !== 1) return {n: imgs.length};
+  const buf = await (await fetch(imgs[0].src)).arrayBuffer();
+  return {n: 1, cls: imgs[0].className, bytes: Array.from(new Uint8Array(buf))};
+}"""
+
+def _shown(fig):
+    out = fig.evaluate(SHOWN_JS)
+    if out["n"] != 1: return None
+    idx = tuple(int(j) for _, j in sorted((int(l), j) for l, j in re.findall(r"attnstat-p(\d+)-(\d+)", out["cls"])))
+    return idx, bytes(out["bytes"])
+
+def _wait(cond, timeout=5.0):
+    t0 = time.time()
+    while time.time() - t0 < timeout:
+        v = cond()
+        if v: return v
+        time.sleep(0.05)
+    return cond()
+
+def check_widgets(page, name) -> list[str]:
+    "Move every control (slider, dropdown) of every precomputed figure in turn; the shown image must change each time."
+    bad = []
+    figs = page.query_selector_all(".attnstat-precomputed")
+    for k, el in enumerate(figs):
+        el.scroll_into_view_if_needed()
+        if _shown(el) is None: bad.append(f"widget {k + 1}: not exactly one visible frame"); continue
+        controls = el.query_selector_all(".noUi-handle, select")
+        if not controls: bad.append(f"widget {k + 1}: no slider or dropdown"); continue
+        for j, c in enumerate(controls):
+            before = _shown(el)
+            if before is None: bad.append(f"widget {k + 1}: lost its visible frame"); break
+            idx, png = before
+            if j >= len(idx): break
+            if c.get_attribute("class") and "noUi-handle" in c.get_attribute("class"):
+                c.focus(); page.keyboard.press("ArrowRight" if idx[j] == 0 else "ArrowLeft")
+            else:
+                c.select_option(index=1 if idx[j] == 0 else 0)
+            new = _wait(lambda: (s := _shown(el)) is not None and s[0] != idx and s)
+            if not new: bad.append(f"widget {k + 1}: moving control {j + 1} did not change the frame {idx}")
+            elif new[0][j] == idx[j]: bad.append(f"widget {k + 1}: control {j + 1} changed another parameter ({idx} -> {new[0]})")
+            elif new[1] == png: bad.append(f"widget {k + 1}: control {j + 1} changed the frame but not the image")
+    return bad
+
+def is_path(alt: str | None, src: str) -> bool:
+    a = (alt or "").strip()
+    return (not a or a == src or Path(src).name in a or bool(re.fullmatch(r"[\w./\\-]+\.(png|jpe?g|svg|gif|webp)", a, re.I))
+            or bool(re.fullmatch(r"[0-9a-f]{16,}", a)))
+
+def check_page(browser, path: Path, theory=THEORY, max_share=MAX_CODE_SHARE) -> dict:
+    "All checks on one page: {'page', 'failures': [...], 'load_s', 'code_share'}."
+    page = browser.new_page(viewport={"width": 1280, "height": 1600})
+    remote, failed, errors = [], [], []
+    def route(r):
+        if r.request.url.startswith(LOCAL): r.continue_()
+        else: remote.append(r.request.url); r.abort()
+    page.route("**/*", route)
+    page.on("requestfailed", lambda r: failed.append(r.url) if r.url.startswith(LOCAL) else None)
+    page.on("pageerror", lambda e: errors.append(f"uncaught: {str(e)[:200]}"))
+    page.on("console", lambda m: errors.append(m.text[:200]) if m.type == "error" else None)
+    fails = []
+    t0 = time.time()
+    try:
+        page.goto(path.resolve().as_uri(), wait_until="load", timeout=60000)
+        page.evaluate("async () => { if (window.MathJax && MathJax.startup && MathJax.startup.promise) await MathJax.startup.promise; }")
+        if page.query_selector(".attnstat-precomputed, script[type='application/vnd.jupyter.widget-view+json']"):
+            try: page.wait_for_selector(".jupyter-widgets img, .widget-image, .attnstat-precomputed img", timeout=20000)
+            except Exception: fails.append("widgets did not render within 20 s")
+        load_s = time.time() - t0
+        info = page.evaluate(PAGE_JS)
+        widget_fails = check_widgets(page, path.name) if info["precomputed"] else []
+    except Exception as e:
+        page.close()
+        return {"page": path.name, "failures": [f"could not be checked: {str(e)[:300]}"], "load_s": time.time() - t0, "code_share": None}
+    page.close()
+    name = path.stem
+    if errors: fails += [f"console error: {e}" for e in dict.fromkeys(errors)]
+    if failed: fails += [f"failed request: {u[-120:]}" for u in dict.fromkeys(failed)]
+    if remote: fails += [f"off-site request: {u[:120]}" for u in dict.fromkeys(remote)]
+    if len(info["mathjax"]) != 1: fails.append(f"{len(info['mathjax'])} MathJax scripts (expected 1): {info['mathjax'][:3]}")
+    fails += [f"MathJax error: {m}" for m in info["merror"]]
+    fails += [(f"raw TeX not typeset in a {t}" if t.startswith("widget label") else
+               f"raw TeX not typeset (a Markdown table printed as text? leave md_table(...) as the cell's last expression): {t!r}")
+              for t in info["rawtex"][:5]]
+    share = info["code"] / max(info["total"], 1)
+    if name in theory and share > max_share:
+        fails.append(f"visible code is {share:.0%} of the visible text (at most {max_share:.0%}): collapse exported code (#| export), hide tests (#| hide)")
+    fails += [f"a `#|` directive appears in the text: ...{d}..." for d in info["directive"]]
+    fails += [f"mentions the spec: ...{s}..." for s in info["spec"]]
+    fails += [f"unresolved cross-reference: {u!r}" for u in info["unresolved"]]
+    fails += [f"raw repr in an output (show a table or a sentence): {r!r}" for r in info["reprs"][:5]]
+    if info["deadwidgets"]: fails.append(f"{info['deadwidgets']} widget control(s) outside a precomputed figure (they do nothing in the static book)")
+    seen = {}
+    for im in info["images"]:
+        if not im["figure"] or not im["number"]:
+            what = "interactive figure (widget)" if im["widget"] else f"image {im['src'][-60:]}"
+            fails.append(f"{what} without a numbered caption: give its cell `#| label: fig-...` and `#| fig-cap: ...`")
+        if not im["widget"] and is_path(im["alt"], im["src"]):
+            fails.append(f"image without descriptive alt text (`#| fig-alt: ...`): alt={im['alt']!r}")
+        if not im["src"].startswith("data:") and not im["widget"]:
+            seen[im["src"]] = seen.get(im["src"], 0) + 1
+    fails += [f"the same image appears {n} times: {s[-60:]}" for s, n in seen.items() if n > 1]
+    fails += widget_fails
+    return {"page": path.name, "failures": fails, "load_s": load_s, "code_share": share}
+
+def check_book(html: Path = HTML, pages=None, progress=False) -> list[dict]:
+    "Run check_page on every page (or the named ones) with one headless Chromium."
+    from playwright.sync_api import sync_playwright
+    paths = book_pages(html) if not pages else [html / (p if p.endswith(".html") else p + ".html") for p in pages]
+    results = []
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            for path in paths:
+                r = check_page(b, path)
+                if progress: print(f"{r['page']}: {len(r['failures'])} failure(s), {r['load_s']:.1f} s", flush=True)
+                results.append(r)
+        finally:
+            b.close()
+    return results
+
+def report(results, html: Path = HTML) -> str:
+    "Markdown: a summary table and the failures of each page."
+    lines = [f"# Book browser check ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())})", "",
+             f"Built book: `{html}`. Checked by `tools/book_browser.py` (the test `tests/test_book.py::test_every_page_in_the_browser`).", "",
+             "| page | failures | load (s) | visible code share |", "|---|---:|---:|---:|"]
+    for r in results:
+        share = "" if r["code_share"] is None else f"{r['code_share']:.0%}" + (" (theory)" if r["page"][:-5] in THEORY else "")
+        lines.append(f"| {r['page']} | {len(r['failures'])} | {r['load_s']:.1f} | {share} |")
+    loads = sorted(r["load_s"] for r in results)
+    if loads:
+        lines += ["", f"Page load (navigation to math typeset and widgets rendered): median {loads[len(loads)//2]:.1f} s, max {loads[-1]:.1f} s."]
+    for r in results:
+        if r["failures"]:
+            lines += ["", f"## {r['page']}", ""] + [f"- {f}" for f in r["failures"]]
+    return "\n".join(lines) + "\n"
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("pages", nargs="*", help="page names (default: every page)")
+    ap.add_argument("--html", type=Path, default=HTML)
+    ap.add_argument("--report", type=Path, help="write the Markdown report here")
+    a = ap.parse_args(argv)
+    if CHROMIUM is None: sys.exit("chromium is not installed (make chromium)")
+    results = check_book(a.html, a.pages, progress=True)
+    text = report(results, a.html)
+    if a.report: a.report.write_text(text)
+    print(text)
+    return 1 if any(r["failures"] for r in results) else 0
+
+if __name__ == "__main__":
+    sys.exit(main())
