@@ -12,7 +12,7 @@ from . import __version__
 __all__ = ['SLR_ACTIVATIONS', 'RMT_ACTIVATIONS', 'FIGURE_NAMES', 'to_jsonable', 'format_text', 'emit', 'library_errors',
            'OneLineGroup', 'FloatList', 'json_option', 'cli', 'main', 'slr', 'rmt', 'model_options', 'make_model',
            'bayes', 'population', 'geometry_options', 'activation_options', 'hermite', 'error', 'rmt_simulation_bytes',
-           'rmt_simulate', 'reproduce', 'replica', 'slr_simulation_bytes', 'slr_simulate']
+           'rmt_simulate', 'reproduce', 'replica', 'slr_simulation_bytes', 'slr_simulate', 'amp', 'bayes_branches']
 
 # %% ../nbs/05b_cli.ipynb #10535aea
 def to_jsonable(obj):
@@ -475,6 +475,36 @@ def slr_simulate(model, L, nu, noise, activation, alpha, lam, D, init, seed, n_t
     kw = {} if restarts is None else {"restarts": restarts}
     r = simulate_erm(mdl, activation, alpha, lam, D, init=init, seed=seed, n_test=n_test, c=c, **kw)
     emit({"model": model, "L": L, "nu": nu, "noise": noise, "activation": activation, **r.as_dict()}, as_json)
+
+# %% ../nbs/05b_cli.ipynb #cliamp02
+@slr.command("amp")
+@model_options
+@click.option("--alpha", type=float, required=True, help="Sample ratio N/D > 0.")
+@click.option("--D", "D", type=int, default=200, show_default=True, help="Dimension D >= 2.")
+@click.option("--seed", type=int, default=0, show_default=True, callback=_nonneg_int, help="Seed of teacher, data, start and test set (>= 0).")
+@click.option("--max-iter", "--max_iter", "max_iter", type=int, default=100, show_default=True, help="GAMP iterations >= 1.")
+@click.option("--damping", type=float, default=None, help="Weight on the old iterate in [0, 1) (default: 0.5 spiked, 0 max).")
+@click.option("--n-test", "--n_test", "n_test", type=int, default=5000, show_default=True, help="Fresh test sequences >= 2.")
+@json_option
+@library_errors
+def amp(model, L, nu, noise, alpha, D, seed, max_iter, damping, n_test, as_json):
+    "GAMP on one synthetic data set: test error of the Bayes estimator on fresh data, overlaps, iterations."
+    from attnstat.slr.amp import simulate_amp
+    r = simulate_amp(make_model(model, L, nu, noise), alpha, D, seed=seed, max_iter=max_iter, damping=damping, n_test=n_test)
+    emit({"model": model, "L": L, "nu": nu, "noise": noise, **{k: v for k, v in r.as_dict().items() if k != "model"}}, as_json)
+
+@slr.command("bayes-branches")
+@model_options
+@click.option("--alpha", type=float, required=True, help="Sample ratio N/D > 0.")
+@click.option("--n-mc", "--n_mc", "n_mc", type=int, default=20_000, show_default=True, help="Monte Carlo samples, shared by both branches.")
+@_mc_seed_option
+@json_option
+@library_errors
+def bayes_branches(model, L, nu, noise, alpha, n_mc, mc_seed, as_json):
+    "Both fixed points (uninformed, informed) of the Bayes-optimal equations, their free entropies and the equilibrium."
+    from attnstat.slr.bayes import bayes_optimal_branches
+    r = bayes_optimal_branches(make_model(model, L, nu, noise), alpha, n_mc=n_mc, mc_seed=mc_seed)
+    emit({"model": model, **{k: v for k, v in r.as_dict().items() if k not in ("model", "kind")}}, as_json)
 
 # %% ../nbs/05b_cli.ipynb #ff24bce7
 if __name__ == "__main__": main()

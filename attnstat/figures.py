@@ -108,7 +108,8 @@ def reproduce_figure(name:str, # registry key
     params = {"figure": name, "quick": bool(quick), **recipe.params(quick)}
     t0 = time.perf_counter()
     # One run at a time per figure and folder: a second run waits, then finds every point in the cache.
-    with FileLock(str(paths["csv"].parent / f".{paths['csv'].stem}.lock")):
+    from attnstat.sweep import lock_path
+    with FileLock(str(lock_path(paths["csv"].with_suffix(".figure")))):
         rows = run_sweep(recipe.compute, pts, jobs=jobs, backend=backend, scheduler=scheduler, cache=paths["csv"],
                          params=params, seed=recipe.seed, progress=progress, desc=name, on_mismatch="restart", fresh=fresh)
         fig = draw_figure(recipe, rows, quick)

@@ -8,10 +8,11 @@ import math, numbers, warnings
 from functools import lru_cache
 import numpy as np
 from scipy import integrate, special
-from .core import check_int, check_positive, check_real, check_array
+from .core import check_int, check_positive, check_real, check_array, check_memory
 
 # %% auto #0
-__all__ = ['QuadratureWarning', 'hermite_rule', 'gauss_expect', 'cov_sqrt', 'gauss_expect_2d', 'quad_expect', 'mean_stderr']
+__all__ = ['N_MAX', 'QuadratureWarning', 'hermite_rule', 'gauss_expect', 'cov_sqrt', 'gauss_expect_2d', 'quad_expect',
+           'mean_stderr']
 
 # %% ../nbs/00a_gaussian.ipynb #1b1e3e0c
 def _need(name, value, kinds, what):
@@ -44,14 +45,17 @@ def _hermite_rule(n):
     x, w = special.roots_hermitenorm(n)
     return x, w / w.sum()
 
-def hermite_rule(n:int # number of nodes (>= 1)
+N_MAX = 100_000 # the largest Gauss–Hermite order accepted (far beyond any useful accuracy)
+
+# %% ../nbs/00a_gaussian.ipynb #8b37accb
+def hermite_rule(n:int # number of nodes, in [1, N_MAX]
                 ) -> tuple:
     "Nodes and weights of the `n`-point Gauss–Hermite rule for the standard Gaussian (weights sum to 1)."
-    n = check_int("n", _need("n", n, numbers.Integral, "an integer >= 1"), lo=1)
+    n = check_int("n", _need("n", n, numbers.Integral, "an integer in [1, 100000]"), lo=1, hi=N_MAX)
     x, w = _hermite_rule(n)
     return x.copy(), w.copy()
 
-# %% ../nbs/00a_gaussian.ipynb #0a20ca90
+# %% ../nbs/00a_gaussian.ipynb #0b821c27
 def _check_agreement(v1, v2, rtol, atol, what):
     err = np.max(np.abs(np.asarray(v1) - np.asarray(v2)))
     scale = np.max(np.abs(np.asarray(v2)))
@@ -73,19 +77,23 @@ def gauss_expect(f, # vectorised function of one array argument
     if np.any(var < 0) or not np.all(np.isfinite(var)):
         raise ValueError(f"var must be finite and >= 0, got min {np.min(var)}")
     if not np.all(np.isfinite(mean)): raise ValueError("mean must contain only finite numbers")
-    n = check_int("n", _need("n", n, numbers.Integral, "an integer >= 1"), lo=1)
+    n = check_int("n", _need("n", n, numbers.Integral, "an integer in [1, 100000]"), lo=1, hi=N_MAX)
     if not isinstance(check, (bool, np.bool_)): raise TypeError(f"check must be a bool, got {type(check).__name__}")
+    nbytes = 8.0 * 4 * n * max(np.broadcast(mean, var).size, 1) * (3 if check else 1)
+    if nbytes > 2**26: check_memory("n", nbytes)      # (reading the memory limit costs ~0.1 ms: only for big calls)
     rtol = check_positive("rtol", _need("rtol", rtol, numbers.Real, "a real number >= 0"), strict=False)
     atol = check_positive("atol", _need("atol", atol, numbers.Real, "a real number >= 0"), strict=False)
     def rule(k):
         x, w = _hermite_rule(k)
         pts = mean[..., None] + np.sqrt(var)[..., None] * x
-        return _no_nan(f(pts), "gauss_expect") @ w
+        vals = np.asarray(f(pts)); r = vals @ w
+        if np.isnan(r).any(): _no_nan(vals, "gauss_expect")      # a NaN anywhere reaches the sum: scan only then
+        return r
     v = rule(n)
     if check: _check_agreement(v, rule(2 * n), rtol, atol, "gauss_expect")
     return v[()] if isinstance(v, np.ndarray) else v
 
-# %% ../nbs/00a_gaussian.ipynb #8e6670b6
+# %% ../nbs/00a_gaussian.ipynb #da3d9c69
 def cov_sqrt(cov, # symmetric 2x2 (or d x d) covariance matrix
              name:str="cov", # parameter name for error messages
              tol:float=1e-12, # negative eigenvalues above -tol*scale are treated as 0
@@ -104,6 +112,7 @@ def cov_sqrt(cov, # symmetric 2x2 (or d x d) covariance matrix
             raise ValueError(f"{name} must be positive semi-definite, got smallest eigenvalue {ev.min():.3g}")
         return U * np.sqrt(np.clip(ev, 0, None))
 
+# %% ../nbs/00a_gaussian.ipynb #1187a66c
 def gauss_expect_2d(f, # vectorised function f(x, y) of two arrays
                     mean=(0.0, 0.0), # mean vector (2,)
                     cov=((1.0, 0.0), (0.0, 1.0)), # 2x2 covariance (positive semi-definite)
@@ -117,19 +126,21 @@ def gauss_expect_2d(f, # vectorised function f(x, y) of two arrays
     m = check_array("mean", _numeric("mean", mean), shape=(2,))
     C = cov_sqrt(_numeric("cov", cov), name="cov")
     if C.shape != (2, 2): raise ValueError(f"cov must be 2x2, got shape {C.shape}")
-    n = check_int("n", _need("n", n, numbers.Integral, "an integer >= 1"), lo=1)
+    n = check_int("n", _need("n", n, numbers.Integral, "an integer in [1, 4096]"), lo=1, hi=4096)
     if not isinstance(check, (bool, np.bool_)): raise TypeError(f"check must be a bool, got {type(check).__name__}")
     def rule(k):
         x, w = _hermite_rule(k)
         g1, g2 = np.meshgrid(x, x, indexing="ij")
         X = m[0] + C[0, 0] * g1 + C[0, 1] * g2
         Y = m[1] + C[1, 0] * g1 + C[1, 1] * g2
-        return float(np.einsum("i,ij,j->", w, _no_nan(np.asarray(f(X, Y), dtype=float), "gauss_expect_2d"), w))
+        vals = np.asarray(f(X, Y), dtype=float); r = float(np.einsum("i,ij,j->", w, vals, w))
+        if r != r: _no_nan(vals, "gauss_expect_2d")
+        return r
     v = rule(n)
     if check: _check_agreement(v, rule(2 * n), rtol, atol, "gauss_expect_2d")
     return v
 
-# %% ../nbs/00a_gaussian.ipynb #1187a66c
+# %% ../nbs/00a_gaussian.ipynb #1ab05139
 def quad_expect(f, # scalar function of one float
                 mean:float=0.0, # mean of the Gaussian
                 std:float=1.0, # standard deviation (> 0)
@@ -161,7 +172,7 @@ def quad_expect(f, # scalar function of one float
             total += v; err += e
     return (total, err) if full_output else total
 
-# %% ../nbs/00a_gaussian.ipynb #0ef3aae3
+# %% ../nbs/00a_gaussian.ipynb #fcd0bba1
 def mean_stderr(samples, # array of independent draws
                 axis:int=0, # axis over the draws
                ) -> tuple:

@@ -14,7 +14,7 @@ from .core import check_int, check_choice
 
 # %% auto #0
 __all__ = ['KEY_COLUMN', 'BACKENDS', 'point_key', 'point_seed', 'CacheError', 'sweep_header', 'row_key', 'read_sweep', 'max_jobs',
-           'SweepRows', 'run_sweep']
+           'SweepRows', 'lock_path', 'run_sweep']
 
 # %% ../nbs/05_sweep.ipynb #d99f27a4
 def _scalar(name, value):
@@ -203,11 +203,18 @@ def _dask_client(scheduler):
     except (OSError, TimeoutError) as e:
         raise ValueError(f"scheduler {scheduler!r} could not be reached: {e}") from e
 
+def lock_path(path) -> Path:
+    "The lock file that guards `path`: in the temporary folder, named by a hash of the absolute path (no litter beside it)."
+    folder = Path(tempfile.gettempdir()) / f"attnstat-locks-{os.getuid() if hasattr(os, 'getuid') else 0}"
+    folder.mkdir(exist_ok=True)
+    key = hashlib.sha1(str(Path(path).resolve()).encode()).hexdigest()[:20]
+    return folder / f"{Path(path).name}.{key}.lock"
+
 @contextlib.contextmanager
 def _locked(cache:Path, timeout, progress):
-    "Hold the lock of a cache file (a hidden `.NAME.lock` beside it) for the whole sweep."
+    "Hold the lock of a cache file for the whole sweep (see `lock_path`)."
     from filelock import FileLock, Timeout
-    lock = FileLock(str(cache.parent / f".{cache.name}.lock"))
+    lock = FileLock(str(lock_path(cache)))
     try:
         try: lock.acquire(timeout=0)
         except Timeout:

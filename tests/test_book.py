@@ -12,7 +12,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
-import build_book, book_browser  # noqa: E402
+import build_book, book_browser, book_ext  # noqa: E402
 
 HTML = Path(os.environ.get("ATTNSTAT_BOOK_HTML", ROOT / "book" / "_build" / "html"))
 needs_book = pytest.mark.skipif(not (HTML / "index.html").exists(), reason="book not built: run `make book` (make test does)")
@@ -40,6 +40,14 @@ def test_directives_become_tags_and_figures():
                     "image": {"alt": "Two decreasing curves."}}
     with pytest.raises(ValueError, match="fig-cap"):
         build_book.cell_tags(cell("#| label: fig-x\nplot()\n"))
+
+def test_tex_in_titles_becomes_plain_text():
+    "Page titles and search-result titles: inline TeX is rewritten as Unicode text."
+    t = book_ext.tex_to_text
+    assert t(r"The Bayes-optimal side at finite \(\alpha\)") == "The Bayes-optimal side at finite α"
+    assert t(r"Is \(W_K^\top W_Q\) identity plus low rank?") == "Is W_Kᵀ W_Q identity plus low rank?"
+    assert t(r"$\mathbb{E} f(\xi)^2$ and $k^*$") == "𝔼 f(ξ)² and k*"
+    assert t("no math here") == "no math here"
 
 @needs_book
 def test_nothing_loaded_from_another_site():

@@ -41,6 +41,9 @@ CASES = {
                      ["gamma", "attention", "ridge", "attention_se"]),
     "rmt error --test-error": (["rmt", "error", "--gamma", "0.1,1", "--test-error"], ["E_test_attn", "E_test_rr", "E_attn", "E_rr"]),
     "rmt error --scale-invariant": (["rmt", "error", "--gamma", "0.1,1", "--scale-invariant"], ["gamma_attn", "gamma_rr", "E_attn"]),
+    "slr amp": (["slr", "amp", "--nu", "2", "--alpha", "2", "--D", "40", "--n-test", "200"], ["test_error", "m_k", "n_iter", "converged"]),
+    "slr bayes-branches": (["slr", "bayes-branches", "--nu", "2", "--alpha", "2", "--n-mc", "1000"],
+                           ["u_error", "i_error", "equilibrium", "coexist"]),
     "slr simulate --restarts": (["slr", "simulate", "--nu", "2", "--alpha", "2", "--D", "10", "--n-test", "100", "--restarts", "2"],
                                 ["test_error", "restarts", "min_energies"]),
 }
@@ -117,6 +120,15 @@ def test_new_flags_match_library():
     res = run("slr", "simulate", "--nu", "2", "--alpha", "2", "--restarts", "0")
     assert res.exit_code == 2 and "--restarts" in one_line_error(res)
 
+def test_amp_and_branches_match_library():
+    from attnstat.slr import SpikedSLR, simulate_amp, bayes_optimal_branches
+    data = json.loads(run("slr", "amp", "--nu", "2", "--alpha", "2", "--D", "40", "--n-test", "200", "--L", "3", "--json").stdout)
+    ref = simulate_amp(SpikedSLR(3, 2.0), 2.0, 40, seed=0, n_test=200)
+    assert data["test_error"] == pytest.approx(ref.test_error, rel=1e-12) and data["N"] == ref.N
+    data = json.loads(run("slr", "bayes-branches", "--nu", "2", "--alpha", "2", "--n-mc", "1000", "--json").stdout)
+    ref = bayes_optimal_branches(SpikedSLR(2, 2.0), 2.0, n_mc=1000, mc_seed=0)
+    assert data["error_bayes"] == pytest.approx(ref.bayes.error, rel=1e-12) and data["equilibrium"] == ref.equilibrium
+
 def test_missing_overlaps_and_bad_type():
     res = run("slr", "population", "--nu", "1", "--m-k", "0.5")
     assert res.exit_code == 2 and "--q-k" in one_line_error(res)
@@ -177,3 +189,14 @@ def test_reproduce_on_dask_cluster(tmp_path, monkeypatch):
     local = run("reproduce", "--quick", "--out", str(tmp_path / "local"), "--jobs", "1", "--no-progress")
     assert local.exit_code == 0
     assert sorted(map(str, read_sweep(tmp_path / "local" / "toy-quick.csv")[1])) == sorted(map(str, rows))
+
+@pytest.mark.slow
+def test_readme_command_lines_run():
+    "Every `attnstat slr|rmt ...` line of the README's command-line block runs and prints a result."
+    import re, shlex
+    block = re.search(r"## Command line\s+```bash\n(.*?)```", (ROOT / "README.md").read_text(), re.S).group(1)
+    lines = [l.split("#")[0].strip() for l in block.splitlines() if l.startswith("attnstat slr") or l.startswith("attnstat rmt")]
+    assert len(lines) >= 5
+    for line in lines:
+        res = run(*shlex.split(line)[1:])
+        assert res.exit_code == 0, (line, res.output)

@@ -117,3 +117,25 @@ def test_seeds_are_reproducible():
     assert np.array_equal(as_generator(7).normal(size=5), as_generator(7).normal(size=5))
     a = [g.normal() for g in spawn(11, 4)]; b = [g.normal() for g in spawn(11, 4)]
     assert a == b and len(set(a)) == 4
+
+# ---------------------------------------------------------------- wrong types, memory guard
+@pytest.mark.parametrize("call, name", [
+    (lambda: check_real("gamma", "0.1"), "gamma"), (lambda: check_real("nu", None), "nu"),
+    (lambda: check_int("L", 2.5, lo=1), "L"), (lambda: check_int("n", True), "n"),
+    (lambda: __import__("attnstat.core", fromlist=["x"]).check_array("mu", ["a", "b"]), "mu"),
+    (lambda: as_generator(1.5, "mc_seed"), "mc_seed"),
+])
+def test_wrong_types_raise_type_error(call, name):
+    "Wrong types raise TypeError (ParameterTypeError, also a ValueError so that older callers still catch it)."
+    from attnstat.core import ParameterTypeError
+    with pytest.raises(TypeError) as e: call()
+    assert isinstance(e.value, (ValueError, ParameterTypeError)) and str(e.value).startswith(name)
+
+def test_check_memory_names_parameter(monkeypatch):
+    from attnstat.core import check_memory, memory_limit
+    with pytest.raises(ValueError, match=r"^n_mc \* L is too large: .* GiB .*ATTNSTAT_MAX_MEMORY"):
+        check_memory("n_mc * L", 1e15)
+    monkeypatch.setenv("ATTNSTAT_MAX_MEMORY", "1MiB")
+    assert memory_limit() == 2**20
+    with pytest.raises(ValueError, match="D is too large"): check_memory("D", 2**21)
+    assert check_memory("D", 2**19) == 2**19

@@ -103,3 +103,17 @@ def test_bad_input():
     with pytest.raises(TypeError, match="snr"): ridge_test_error(c=0.5, gamma=0.1, snr=None)
     with pytest.raises(ValueError, match="n, p, n_test is too large"):
         simulate_test_errors("tanh", 10**6, 10**6, [1.0], [0.0], [0.0], [0.1], 2, 0)
+
+def test_extremes_never_silently_wrong():
+    # large SNR / weights and tiny gamma make the assembly cancel terms of order SNR or 1/gamma; the result is either
+    # finite, non-negative and smooth in gamma, or a ConvergenceError that says so (never a negative or NaN value)
+    from attnstat.core import ConvergenceError
+    rng = np.random.default_rng(2)
+    for k in range(12):
+        f = ("tanh", "relu", "sign", "linear")[k % 4]
+        c, g, s = 10 ** rng.uniform(-2, 2), 10 ** rng.uniform(-10, 4), 10 ** rng.uniform(-2, 6)
+        w = rng.standard_normal(2) * 10 ** rng.uniform(-1, 2)
+        try: e = attention_test_error(f, c=c, gamma=g, mu=[s ** 0.5, 0.0], w_K=w, w_Q=w)
+        except ConvergenceError as ex: assert "loses precision" in str(ex) or "non-finite" in str(ex)
+        else: assert np.isfinite(e) and e >= 0, (f, c, g, s, w, e)
+    assert np.isfinite(ridge_test_error(c=0.5, gamma=1e-300, snr=1e200))

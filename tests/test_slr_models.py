@@ -32,6 +32,36 @@ def test_bad_inputs_name_the_parameter(make, match):
         make()
 
 
+@pytest.mark.parametrize("make, match", [
+    (lambda: SpikedSLR("3", 1.0), "L must be an int"),
+    (lambda: SpikedSLR(3.0, 1.0), "L must be an int"),
+    (lambda: SpikedSLR(True, 1.0), "L must be an int"),
+    (lambda: SpikedSLR(3, "2"), "nu must be a real number"),
+    (lambda: MaxSLR(3, 1.0, noise=[0.1]), "noise must be a real number"),
+    (lambda: SpikedSLR({2: "0.5", 3: 0.5}, 1.0), "probability"),
+    (lambda: SpikedSLR(3, 1.0).sample_projections(10.0), "n must be an integer"),
+    (lambda: SpikedSLR(3, 1.0).sample(10, "50"), "D must be an integer"),
+    (lambda: teacher(50.5), "D must be an integer"),
+    (lambda: get_activation(None), "activation must be a name"),
+    (lambda: register_activation("softmax"), "act must be a NormalisedActivation"),
+    (lambda: attention_predict(np.zeros((2, 3, 4)), np.ones(4), np.ones(4), "softmax", batch_size=2.0), "batch_size must be an integer"),
+    (lambda: attention_predict(np.array([[["a"]]]), np.ones(1), np.ones(1), "softmax"), "X must be a numeric array"),
+])
+def test_wrong_types_raise_type_error(make, match):
+    with pytest.raises(TypeError, match=match):
+        make()
+
+
+def test_sizes_are_checked_before_allocating():
+    """L = 1e6 cases: the samplers refuse sizes whose arrays would not fit (ValueError naming the sizes)."""
+    with pytest.raises(ValueError, match=r"n \* L is too large"):
+        SpikedSLR(10**6, 2.0).sample_projections(10**7)
+    with pytest.raises(ValueError, match=r"n \* L \* D is too large"):
+        MaxSLR(10**6, np.inf).sample(1000, 50)
+    P = SpikedSLR(10**6, 2.0).sample_projections(2, seed=0)      # small n at huge L is fine
+    assert P.chi_star.shape == (2, 10**6)
+
+
 def test_attributes():
     m = SpikedSLR(UNIF3, 4.0, noise=0.1)
     assert (m.L_max, m.variable_length, m.c_nu, m.kind, m.noise) == (3, True, 2.0, "spiked", 0.1)

@@ -112,3 +112,82 @@ def test_dask_unreachable_scheduler():
     pytest.importorskip("dask.distributed", reason="the optional 'cluster' extra is not installed")
     with pytest.raises(ValueError, match="scheduler"):
         run_sweep(noisy, POINTS[:1], backend="dask", scheduler="tcp://127.0.0.1:9", progress=False)
+
+# --- hardening: checksums, stray rows, corrupt files, locks, jobs bound --------------------------------
+from attnstat.sweep import CacheError, max_jobs, KEY_COLUMN, row_key
+
+def test_rows_are_checksummed(tmp_path):
+    cache = tmp_path / "c.csv"
+    rows = run_sweep(noisy, POINTS, cache=cache, params={"x": 1}, seed=2, progress=False)
+    assert (rows.cached, rows.computed) == (0, len(POINTS))
+    header_line = next(l for l in cache.read_text().splitlines() if not l.startswith("#"))
+    assert header_line.split(",")[-1] == KEY_COLUMN
+    again = run_sweep(noisy, POINTS, cache=cache, params={"x": 1}, seed=2, progress=False)
+    assert again == rows and (again.cached, again.computed) == (len(POINTS), 0)
+    # a hand edit of one value: the row fails its checksum, is recomputed (with a warning) and counted as computed
+    lines = cache.read_text().splitlines(keepends=True)
+    i = next(k for k, l in enumerate(lines) if not l.startswith("#")) + 3
+    cells = lines[i].split(","); cells[2] = "999.0"; lines[i] = ",".join(cells)
+    lines.append(lines[i + 1]) # and a repeated row
+    cache.write_text("".join(lines))
+    with pytest.warns(RuntimeWarning, match="checksum"):
+        fixed = run_sweep(noisy, POINTS, cache=cache, params={"x": 1}, seed=2, progress=False)
+    assert fixed == rows and (fixed.cached, fixed.computed) == (len(POINTS) - 1, 1)
+    assert len(read_sweep(cache)[1]) == len(POINTS) # no duplicate left in the file
+
+def test_stray_rows_dropped(tmp_path):
+    cache = tmp_path / "c.csv"
+    run_sweep(noisy, POINTS, cache=cache, seed=2, progress=False)
+    rows = run_sweep(noisy, POINTS[:4], cache=cache, seed=2, progress=False) # a smaller sweep on the same cache
+    assert rows.cached == 4 and len(read_sweep(cache)[1]) == 4
+
+def test_key_depends_on_version_and_params():
+    h = {"params": {"a": 1}, "version": "0.1.0", "seed": 0}
+    k = row_key(h, ["a", "y"], ["1", "2.0"])
+    assert k != row_key(dict(h, version="0.2.0"), ["a", "y"], ["1", "2.0"])
+    assert k != row_key(dict(h, params={"a": 2}), ["a", "y"], ["1", "2.0"])
+    assert k != row_key(h, ["a", "y"], ["1", "2.5"])
+
+@pytest.mark.parametrize("content", [b"", b"\xff\xfe\x00garbage", b"a,b,c\n1,2,3\n", b"# attnstat sweep\n# params: {}\n"])
+def test_corrupt_cache_one_error(tmp_path, content):
+    cache = tmp_path / "c.csv"
+    cache.write_bytes(content)
+    if content in (b"", b"# attnstat sweep\n# params: {}\n"): # empty, or a header without rows: simply resumed
+        assert len(run_sweep(noisy, POINTS[:2], cache=cache, seed=1, progress=False, on_mismatch="restart")) == 2
+        return
+    with pytest.raises(CacheError) as e:
+        run_sweep(noisy, POINTS[:2], cache=cache, seed=1, progress=False, on_mismatch="restart")
+    msg = str(e.value)
+    assert "c.csv" in msg and "fresh" in msg and "\n" not in msg
+    assert cache.read_bytes() == content # never overwritten silently
+    rows = run_sweep(noisy, POINTS[:2], cache=cache, seed=1, progress=False, fresh=True)
+    assert len(rows) == 2 and len(read_sweep(cache)[1]) == 2
+
+def test_jobs_bounded():
+    with pytest.raises(ValueError, match=r"jobs must be -1 \(all cores\) or an integer in \[1, "):
+        run_sweep(noisy, POINTS, jobs=max_jobs() + 1, progress=False)
+    with pytest.raises(TypeError, match="jobs must be an integer"):
+        run_sweep(noisy, POINTS, jobs=2.0, progress=False)
+
+def _locked_sweep(cache, out):
+    import attnstat.sweep as S
+    rows = S.run_sweep(_slow_noisy, POINTS, cache=cache, seed=4, progress=False)
+    Path(out).write_text(f"{rows.cached} {rows.computed}")
+
+def _slow_noisy(a, b, seed=None):
+    time.sleep(0.05)
+    return noisy(a, b, seed)
+
+def test_two_processes_one_cache(tmp_path):
+    "Two processes on one cache: the lock serialises them; the second reuses every row; no temporary files remain."
+    import multiprocessing as mp
+    cache = tmp_path / "c.csv"
+    ctx = mp.get_context("spawn")
+    procs = [ctx.Process(target=_locked_sweep, args=(cache, tmp_path / f"out{i}")) for i in range(2)]
+    for p in procs: p.start()
+    for p in procs: p.join(120)
+    assert all(p.exitcode == 0 for p in procs)
+    counts = sorted(tuple(map(int, (tmp_path / f"out{i}").read_text().split())) for i in range(2))
+    assert counts == [(0, len(POINTS)), (len(POINTS), 0)], counts
+    assert len(read_sweep(cache)[1]) == len(POINTS)
+    assert sorted(f.name for f in tmp_path.iterdir()) == ["c.csv", "out0", "out1"] # no lock or temporary files

@@ -48,7 +48,9 @@ PAGE_JS = r"""async () => {
   const vis = el => el.checkVisibility ? el.checkVisibility() : el.offsetParent !== null;
   const nonws = s => (s || '').replace(/\s+/g, '').length;
   const out = {};
-  out.mathjax = Array.from(document.querySelectorAll('script[src]')).filter(s => /mathjax/i.test(s.getAttribute('src'))).map(s => s.getAttribute('src'));
+  // MathJax entry bundles (its own on-demand extension files, e.g. input/tex/extensions/boldsymbol.js, are not a second MathJax)
+  out.mathjax = Array.from(document.querySelectorAll('script[src]')).map(s => s.getAttribute('src'))
+    .filter(src => /mathjax/i.test(src) && !/\/(input|output|a11y|ui|adaptors|sre)\//.test(src.replace(/^.*mathjax/i, '')));
   out.merror = Array.from(document.querySelectorAll('mjx-merror')).map(e => (e.getAttribute('data-mjx-error') || e.textContent).slice(0, 80));
   const text = art.innerText;
   out.total = nonws(text);

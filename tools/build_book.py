@@ -22,9 +22,12 @@ Steps
    page has exactly one MathJax script, and that no `#|` directive reached a page.
 
 Options: `--partial` builds only the notebooks listed in the toc; `--all` rebuilds every page;
-`--diagnose` runs every notebook even after one fails, to list all failures (the build still fails).
+`--diagnose` runs every notebook even after one fails, to list all failures (the build still fails);
+`--jobs=N` executes the notebooks that are not in the jupyter-cache N at a time before the build
+(default: 2, or 1 on a one-core machine), so the build itself finds them all in the cache.
 """
-import json, re, shutil, subprocess, sys, time
+import json, os, re, shutil, subprocess, sys, time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -165,8 +168,41 @@ def stage_book(stage: Path, nbs: Path, book: Path = BOOK, partial: bool = False,
         if p.stem in listed: shutil.copy2(p, stage / p.name)
     return stage
 
-def run_build(stage: Path, out_parent: Path, all_pages: bool = False) -> Path:
-    "Run jupyter-book with -W; then the offline and per-page checks. Returns the HTML folder."
+def _execute_one(path: str):
+    "Execute one staged notebook in its folder, as MyST-NB would; returns (executed notebook JSON, seconds, error)."
+    import nbformat
+    from jupyter_cache.executors.utils import single_nb_execution
+    nb = nbformat.read(path, as_version=4)
+    r = single_nb_execution(nb, cwd=str(Path(path).parent), allow_errors=False, timeout=900, meta_override=True)
+    return nbformat.writes(nb), r.time, (None if r.err is None else f"{r.err.__class__.__name__}")
+
+def pre_execute(stage: Path, out_parent: Path, jobs: int) -> None:
+    """Execute the notebooks that are not in the jupyter-cache, `jobs` at a time, and store them there.
+
+    MyST-NB then finds every notebook in the cache instead of executing them one after the other.
+    A notebook that fails here is left out of the cache: the build runs it again and reports the error."""
+    import nbformat
+    from jupyter_cache import get_cache
+    from jupyter_cache.base import CacheBundleIn
+    cache = get_cache(str(out_parent / "_build" / ".jupyter_cache"))
+    todo = []
+    for p in sorted(stage.glob("*.ipynb"), key=lambda q: -q.stat().st_size):
+        try: cache.match_cache_notebook(nbformat.read(p, as_version=4))
+        except KeyError: todo.append(p)
+    if not todo: return
+    print(f"executing {len(todo)} notebook(s), {jobs} at a time: {', '.join(p.stem for p in todo)}", flush=True)
+    t0 = time.time()
+    with ProcessPoolExecutor(max_workers=jobs) as ex:
+        for p, (text, seconds, err) in zip(todo, ex.map(_execute_one, [str(p) for p in todo])):
+            if err is None:
+                cache.cache_notebook_bundle(CacheBundleIn(nbformat.reads(text, as_version=4), str(p), data={"execution_seconds": seconds}),
+                                            check_validity=False, overwrite=True)
+            print(f"  {p.stem}: {seconds:.0f} s" + (f" FAILED ({err}; the build reruns it and shows the error)" if err else ""), flush=True)
+    print(f"notebooks executed in {time.time() - t0:.0f} s wall", flush=True)
+
+def run_build(stage: Path, out_parent: Path, all_pages: bool = False, jobs: int = 1) -> Path:
+    "Run jupyter-book with -W (after executing uncached notebooks `jobs` at a time); then the offline and per-page checks."
+    if jobs > 1: pre_execute(stage, out_parent, jobs)
     cmd = [str(Path(sys.executable).parent / "jupyter-book"), "build", str(stage), "--path-output", str(out_parent), "-W", "--keep-going"]
     if all_pages: cmd.insert(2, "--all")
     print("+", " ".join(cmd), flush=True)
@@ -183,7 +219,8 @@ def run_build(stage: Path, out_parent: Path, all_pages: bool = False) -> Path:
 
 def main():
     stage_book(STAGE, NBS, BOOK, partial="--partial" in sys.argv, diagnose="--diagnose" in sys.argv)
-    html = run_build(STAGE, BOOK, all_pages="--all" in sys.argv)
+    jobs = next((int(a.split("=", 1)[1]) for a in sys.argv if a.startswith("--jobs=")), min(2, os.cpu_count() or 1))
+    html = run_build(STAGE, BOOK, all_pages="--all" in sys.argv, jobs=jobs)
     print(f"book written to {html.relative_to(ROOT)}/index.html (no off-site resources; one MathJax per page)")
 
 if __name__ == "__main__":

@@ -16,6 +16,13 @@ def _pt(f, level, n, p, mu, w_K, w_Q, **extra):
     return dict(f=f, level=level, n=int(n), p=int(p), mu=list(map(float, mu)), w_K=list(map(float, w_K)),
                 w_Q=list(map(float, w_Q)), **extra)
 
+# %% auto #0
+__all__ = ['SIM_ACTIVATIONS', 'PANELS', 'SCALES', 'WEIGHTS', 'MAP_CS', 'MAP_SNRS', 'MAP_CONFIGS', 'panel_spec', 'run_panel',
+           'load_panel', 'sim_stats', 'feature_scale', 'ridge_feature_scale', 'effective_dof', 'ridge_effective_dof',
+           'matched_dof_gamma', 'compare_attention_ridge', 'difference_map', 'map_key', 'run_sign_maps',
+           'simulate_points', 'load_points', 'scale_check_points', 'cos_check_points', 'sensitivity_points']
+
+# %% ../../nbs/03d_rmt_vs_ridge.ipynb #bc785121
 def panel_spec(name:str, # one of PANELS
               ) -> tuple:
     "The simulation points, gamma grid and trials of a chapter-10 panel: (points, gammas, trials)."
@@ -72,6 +79,7 @@ def panel_spec(name:str, # one of PANELS
 
 PANELS = ("gamma", "p", "snr", "random", "structured", "alignment", "check", "finite_size")
 
+# %% ../../nbs/03d_rmt_vs_ridge.ipynb #567b82a0
 def run_panel(name:str, # panel name (see panel_spec)
               path=None, # NPZ file to write (default data/rmt_sim_{name}.npz)
               trials:int|None=None, # override the panel's trials
@@ -97,6 +105,7 @@ def run_panel(name:str, # panel name (see panel_spec)
     np.savez_compressed(path, **out)
     return out
 
+# %% ../../nbs/03d_rmt_vs_ridge.ipynb #c2ace59a
 def load_panel(path, # an NPZ written by run_panel
               ) -> dict:
     "Read a cached panel: gamma, attention/ridge (points, trials, gammas), points (list of dicts), trials, seed."
@@ -107,13 +116,7 @@ def load_panel(path, # an NPZ written by run_panel
     d["panel"], d["seconds"] = str(d["panel"]), float(d["seconds"])
     return d
 
-# %% auto #0
-__all__ = ['SIM_ACTIVATIONS', 'PANELS', 'SCALES', 'WEIGHTS', 'MAP_CS', 'MAP_SNRS', 'MAP_CONFIGS', 'panel_spec', 'run_panel',
-           'load_panel', 'sim_stats', 'feature_scale', 'ridge_feature_scale', 'effective_dof', 'ridge_effective_dof',
-           'matched_dof_gamma', 'compare_attention_ridge', 'difference_map', 'map_key', 'run_sign_maps',
-           'simulate_points', 'load_points', 'scale_check_points', 'cos_check_points', 'sensitivity_points']
-
-# %% ../../nbs/03d_rmt_vs_ridge.ipynb #bc785121
+# %% ../../nbs/03d_rmt_vs_ridge.ipynb #00d80d3f
 def sim_stats(panel:dict, # a panel from load_panel
               which:str="attention", # "attention", "ridge" or "difference"
              ) -> tuple:
@@ -122,12 +125,13 @@ def sim_stats(panel:dict, # a panel from load_panel
     k = a.shape[1]
     return a.mean(axis=1), a.std(axis=1, ddof=1) / math.sqrt(k)
 
-# %% ../../nbs/03d_rmt_vs_ridge.ipynb #afbf039d
+# %% ../../nbs/03d_rmt_vs_ridge.ipynb #03d67005
 from scipy import optimize as _opt
 from .theory import (_problem, _noise_solution, _gamma_grid, _real, GAMMA_RANGE, mp_rule, attention_theory,
-                                 ridge_error, mp_stieltjes)
+                                 attention_error, ridge_error, mp_stieltjes)
 from .hermite import activation
 
+# %% ../../nbs/03d_rmt_vs_ridge.ipynb #4fd1e632
 def feature_scale(f, # activation
                   *, c:float, # ratio p/n
                   diag:float=0.0, # kernel diagonal level d
@@ -138,12 +142,13 @@ def feature_scale(f, # activation
     r, k = a1 / c, a1 - d                                  # m0(x) = r x - k; moments of mu_c: 1, 1 + c, 1 + 3c + c^2
     return float(s2 + c * (r * r * (1 + 3 * c + c * c) - 2 * r * k * (1 + c) + k * k))
 
+# %% ../../nbs/03d_rmt_vs_ridge.ipynb #24650f03
 def ridge_feature_scale(*, c:float, # ratio p/n
                        ) -> float:
     "Mean eigenvalue tr(X^T X/n)/n of the raw tokens: c (the signal adds O(1/n))."
     return _real("c", c, lo=0.0, lo_open=True)
 
-# %% ../../nbs/03d_rmt_vs_ridge.ipynb #e5b83976
+# %% ../../nbs/03d_rmt_vs_ridge.ipynb #7a28a908
 def effective_dof(f, # activation
                   *, c:float, # ratio p/n
                   gamma, # ridge parameter(s) > 0
@@ -163,6 +168,7 @@ def effective_dof(f, # activation
     out = np.array(out)
     return float(out[0]) if np.ndim(gamma) == 0 else out
 
+# %% ../../nbs/03d_rmt_vs_ridge.ipynb #513a3922
 def ridge_effective_dof(*, c:float, # ratio p/n
                         gamma, # ridge parameter(s) > 0
                        ):
@@ -171,6 +177,7 @@ def ridge_effective_dof(*, c:float, # ratio p/n
     out = c * (1 - g * mp_stieltjes(-g, c))
     return float(out[0]) if np.ndim(gamma) == 0 else out
 
+# %% ../../nbs/03d_rmt_vs_ridge.ipynb #cebdcd87
 def matched_dof_gamma(f, # activation
                       *, c:float, # ratio p/n
                       dof:float, # target degrees of freedom per token, in (0, min(1, c))
@@ -184,9 +191,10 @@ def matched_dof_gamma(f, # activation
     if h(lo) < 0: return GAMMA_RANGE[0]                  # dof too close to min(1, c): attention reaches it only as gamma -> 0
     return float(math.exp(_opt.brentq(h, lo, hi, xtol=1e-10, rtol=1e-10)))
 
-# %% ../../nbs/03d_rmt_vs_ridge.ipynb #abb126eb
+# %% ../../nbs/03d_rmt_vs_ridge.ipynb #f4ecb947
 SCALES = ("raw", "relative", "dof")
 
+# %% ../../nbs/03d_rmt_vs_ridge.ipynb #789b8232
 def compare_attention_ridge(f, # activation
                             *, c:float, # ratio p/n
                             gamma, # "raw": the common gamma; "relative" and "dof": gamma / (mean eigenvalue) of ridge
@@ -218,7 +226,7 @@ def compare_attention_ridge(f, # activation
     if np.ndim(gamma) == 0: out = {k: float(v[0]) for k, v in out.items()}
     return out
 
-# %% ../../nbs/03d_rmt_vs_ridge.ipynb #4fd1e632
+# %% ../../nbs/03d_rmt_vs_ridge.ipynb #b4505ac2
 WEIGHTS = {"identity": ([0.0, 0.0], [0.0, 0.0]), "orthogonal": ([0.0, 1.0], [0.0, 1.0]), "aligned": ([1.0, 0.0], [1.0, 0.0])}
 
 def _gammas_for(f, c, gamma, scale):
@@ -228,6 +236,7 @@ def _gammas_for(f, c, gamma, scale):
     if scale == "relative": return gamma * feature_scale(f, c=c), gR
     return matched_dof_gamma(f, c=c, dof=ridge_effective_dof(c=c, gamma=gR)), gR
 
+# %% ../../nbs/03d_rmt_vs_ridge.ipynb #ee619ed6
 def difference_map(f, # activation
                    *, cs, # grid of c
                    snrs, # grid of ||mu||^2 (mu = sqrt(snr) e1)
@@ -262,10 +271,12 @@ def _map_job(args):
     w, sc, g, t = args
     return difference_map("tanh", cs=MAP_CS, snrs=MAP_SNRS, weights=w, gamma=g, scale=sc, test=t)
 
+# %% ../../nbs/03d_rmt_vs_ridge.ipynb #382bb566
 def map_key(weights, scale, gamma, test=False) -> str:
     "The NPZ key of one map."
     return f"{weights}|{scale}|{'ridgeless' if gamma is None else format(gamma, 'g')}|{'test' if test else 'train'}"
 
+# %% ../../nbs/03d_rmt_vs_ridge.ipynb #578efa2b
 def run_sign_maps(path, # NPZ file to write
                   processes:int=1, # worker processes
                  ) -> dict:
@@ -280,7 +291,7 @@ def run_sign_maps(path, # NPZ file to write
     np.savez_compressed(path, **out)
     return out
 
-# %% ../../nbs/03d_rmt_vs_ridge.ipynb #24650f03
+# %% ../../nbs/03d_rmt_vs_ridge.ipynb #4e092ee9
 def _simulate_one(args):
     "Worker: one point of simulate_points (module-level so that a process pool can pickle it)."
     pt, trials, seed = args
@@ -289,6 +300,7 @@ def _simulate_one(args):
                          np.asarray(pt["gammas"], float), trials, seed, diag=pt.get("diag", "zero"), kernel=pt.get("kernel", "real"))
     return e.attention, e.ridge
 
+# %% ../../nbs/03d_rmt_vs_ridge.ipynb #49b17bbf
 def simulate_points(points:list, # dicts with f, n, p, mu, w_K, w_Q, gammas (each point its own gamma grid), optional level
                     path, # NPZ file to write
                     trials:int=6, # draws per point
@@ -312,6 +324,7 @@ def simulate_points(points:list, # dicts with f, n, p, mu, w_K, w_Q, gammas (eac
     np.savez_compressed(path, **out)
     return out
 
+# %% ../../nbs/03d_rmt_vs_ridge.ipynb #ff1a9a0a
 def load_points(path, # an NPZ written by simulate_points
                ) -> list:
     "The cached points, each with its gammas and per-trial 'attention' and 'ridge' arrays (trials, gammas)."
@@ -320,6 +333,7 @@ def load_points(path, # an NPZ written by simulate_points
         for k, pt in enumerate(pts): pt["attention"], pt["ridge"] = z[f"attention_{k}"], z[f"ridge_{k}"]
     return pts
 
+# %% ../../nbs/03d_rmt_vs_ridge.ipynb #88fcaeed
 def scale_check_points(p:int=1024, # embedding dimension
                       ) -> list:
     "Spot checks of the sign maps (tanh, c in {1/2, 2}, SNR in {1/2, 2}, W = I or aligned) at raw, relative and dof-matched gammas."
@@ -335,12 +349,14 @@ def scale_check_points(p:int=1024, # embedding dimension
                                 weights=wname, tau=tau, gamma_dof=g_dof))
     return pts
 
+# %% ../../nbs/03d_rmt_vs_ridge.ipynb #35ab87b4
 def cos_check_points(p:int=512, # embedding dimension
                     ) -> list:
     "The a_1 = 0 contrast: cos at c in {1/4, 1/2}, SNR in {1/2, 2}, W = I or aligned, gamma in {1e-5, 0.1}."
     return [dict(f="cos", n=round(p / c), p=p, mu=[math.sqrt(s), 0.0], w_K=WEIGHTS[wn][0], w_Q=WEIGHTS[wn][0], gammas=[1e-5, 0.1],
                  c=c, snr=s, weights=wn) for c in (0.25, 0.5) for s in (0.5, 2.0) for wn in ("identity", "aligned")]
 
+# %% ../../nbs/03d_rmt_vs_ridge.ipynb #482402d9
 def sensitivity_points(p:int=1024, # embedding dimension
                       ) -> list:
     "The p/n sensitivity claim: tanh, W = I or aligned, SNR 2, c in {1/4, 1/2, 3/4}, gamma = 1e-5."

@@ -104,6 +104,7 @@ class NormalisedActivation(Activation):
         sg = s * np.where(mask, self.dlog_a(np.where(mask, chi, 0.0)), 0.0)
         return sg, s, sg
 
+# %% ../../nbs/01b_slr_activations.ipynb #8f286e02
 class ElementwiseActivation(Activation):
     "sigma_l = phi(chi_l; c), applied token by token."
     normalised, elementwise = False, True
@@ -130,7 +131,7 @@ class ElementwiseActivation(Activation):
         chi = np.asarray(chi, float); mask = _mask_of(chi, mask)
         return np.where(mask, self.dphi_dc(np.where(mask, chi, 0.0), c), 0.0)
 
-# %% ../../nbs/01b_slr_activations.ipynb #8f286e02
+# %% ../../nbs/01b_slr_activations.ipynb #109a87e4
 def log_softplus(u):
     "log(log(1 + e^u)), accurate for every real u (no underflow at very negative u)."
     u = np.asarray(u, float)
@@ -152,6 +153,7 @@ erf = ElementwiseActivation("erf", lambda u, c: special.erfc(-(c + u)),      # =
 
 ACTIVATIONS = {a.name: a for a in (softmax, linear, erf, softplus)}
 
+# %% ../../nbs/01b_slr_activations.ipynb #d18b7def
 def register_activation(act:Activation, # a NormalisedActivation or ElementwiseActivation
                         overwrite:bool=False, # replace an existing entry of that name
                        ) -> Activation:
@@ -164,6 +166,7 @@ def register_activation(act:Activation, # a NormalisedActivation or ElementwiseA
     ACTIVATIONS[act.name] = act
     return act
 
+# %% ../../nbs/01b_slr_activations.ipynb #114bae6e
 def get_activation(activation, # a name in ACTIVATIONS or an Activation object
                   ) -> Activation:
     "Look up an activation by name (ValueError naming `activation` if unknown)."
@@ -173,7 +176,7 @@ def get_activation(activation, # a name in ACTIVATIONS or an Activation object
     if activation in ACTIVATIONS: return ACTIVATIONS[activation]
     raise ValueError(f"activation must be one of {sorted(ACTIVATIONS)} or an Activation, got {activation!r}")
 
-# %% ../../nbs/01b_slr_activations.ipynb #64c9dfb7
+# %% ../../nbs/01b_slr_activations.ipynb #e87df379
 def attention_predict(X, # (n, L, D) tokens (padded tokens are ignored through `mask`)
                       k, # (D,) key/query vector
                       v, # (D,) value vector

@@ -207,7 +207,7 @@ class NishimoriSample:
 def nishimori_sample(model:SLRModel, # SpikedSLR or MaxSLR
                      n_mc:int, # Monte Carlo samples
                      mc_seed=0, # int or Generator
-                     n_inner:int=64, # inner draws (max-SLR at finite nu)
+                     n_inner:int=256, # inner draws (max-SLR at finite nu)
                     ) -> NishimoriSample:
     "Draw the common random numbers once (teacher sampler of the model, exact law of (Omega, y))."
     check_memory("n_mc * L", 8.0 * n_mc * model.L_max * 12)
@@ -228,6 +228,7 @@ def nishimori_terms(model:SLRModel, # SpikedSLR or MaxSLR
     q = np.asarray(q, float)
     V = np.maximum(1 - q, _VMIN)
     n = len(S); gg = np.empty((n, 2)); lz = np.empty(n)
+    if model.kind == "max" and not np.isinf(model.nu): chunk = max(500, min(chunk, int(4e6 // (model.L_max * len(S.xi)))))
     for a in range(0, n, chunk):
         B = S.block(slice(a, a + chunk))
         omk, omv = B.fields(q)
@@ -324,7 +325,7 @@ def bayes_optimal_error(model:SLRModel, # SpikedSLR or MaxSLR
                         max_iter:int=2000, # maximum iterations
                         on_fail:str="raise", # "raise" or "warn"
                         n_gh:int=16, # Gauss-Hermite nodes (max-SLR at nu = inf)
-                        n_inner:int=64, # inner Monte Carlo draws (max-SLR at finite nu)
+                        n_inner:int=256, # inner Monte Carlo draws (max-SLR at finite nu; the bias of qhat_k is O(1/n_inner))
                         q0=None, # start (q_k, q_v) in (0, 1)^2; overrides `init`
                         *,
                         init:str="uninformed", # "uninformed" (q = 1e-3) or "informed" (q = 1 - 1e-3)
@@ -416,7 +417,7 @@ def bayes_optimal_branches(model:SLRModel, # SpikedSLR or MaxSLR
                            mc_seed=0, # seed
                            n_blocks:int=4, # independent blocks for the standard errors
                            n_gh:int=16, # Gauss-Hermite nodes (max-SLR at nu = inf)
-                           n_inner:int=64, # inner draws (max-SLR at finite nu)
+                           n_inner:int=256, # inner draws (max-SLR at finite nu)
                            atol:float=1e-7, # tolerance on the undamped residual of log(1 - q)
                            max_iter:int=2000, # maximum iterations per branch
                            on_fail:str="raise", # "raise" or "warn"
@@ -456,7 +457,7 @@ def bayes_phase_diagram(model:SLRModel, # SpikedSLR or MaxSLR (the family member
                         n_mc:int=20_000, # Monte Carlo samples (common to all alphas and both branches)
                         mc_seed=0, # seed
                         n_gh:int=16, # Gauss-Hermite nodes (max-SLR at nu = inf)
-                        n_inner:int=64, # inner draws (max-SLR at finite nu)
+                        n_inner:int=256, # inner draws (max-SLR at finite nu)
                         atol:float=1e-7, # tolerance on the undamped residual of log(1 - q)
                         max_iter:int=2000, # maximum iterations per point
                        ) -> PhaseDiagram:

@@ -73,6 +73,7 @@ class Projections:
     lengths: np.ndarray # (n,) int sequence lengths
     mask: np.ndarray # (n, L_max) bool, True on real tokens
 
+# %% ../../nbs/01a_slr_models.ipynb #64607903
 @dataclass
 class SLRData:
     "D-dimensional SLR samples with their teacher."
@@ -84,7 +85,7 @@ class SLRData:
     k_star: np.ndarray # (D,) key direction, norm sqrt(D)
     v_star: np.ndarray # (D,) value direction, norm sqrt(D), orthogonal to k_star
 
-# %% ../../nbs/01a_slr_models.ipynb #b3582179
+# %% ../../nbs/01a_slr_models.ipynb #671e797f
 def _masked_softmax(logits, mask):
     "Row-wise softmax over the entries where `mask` is True (others get exactly 0); handles +-inf logits."
     z = np.where(mask, logits, -np.inf)
@@ -181,7 +182,7 @@ class SLRModel:
         G[~P.mask] = 0.0
         return SLRData(G.astype(dtype, copy=False), P.mask, P.lengths, P.eps, P.y, k, v)
 
-# %% ../../nbs/01a_slr_models.ipynb #64607903
+# %% ../../nbs/01a_slr_models.ipynb #7925f4c4
 class SpikedSLR(SLRModel):
     "Spiked-SLR: the selected token is shifted by sqrt(nu) k*/sqrt(D); posterior softmax(sqrt(nu) chi*)."
     kind = "spiked"
@@ -194,6 +195,7 @@ class SpikedSLR(SLRModel):
         chi[np.arange(n), eps] += math.sqrt(self.nu)
         return chi, eps
 
+# %% ../../nbs/01a_slr_models.ipynb #b94e8f70
 class MaxSLR(SLRModel):
     "Max-SLR: i.i.d. Gaussian tokens and location drawn from softmax(nu chi*) (argmax at nu = inf)."
     kind = "max"

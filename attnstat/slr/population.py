@@ -161,7 +161,7 @@ def expected_max_gaussian(L:int, # number of i.i.d. N(0, 1) variables
                           nu:float=np.inf, # inverse temperature: E[sum_l softmax(nu G)_l G_l]; inf gives E[max]
                           n:int=128, # Gauss-Hermite nodes
                          ) -> float:
-    "mu_L(nu) = E[sum_l softmax(nu G)_l G_l] for G_l i.i.d. N(0,1); at nu = inf, the mean of the maximum."
+    "kappa_L(nu) = E[sum_l softmax(nu G)_l G_l] for G_l i.i.d. N(0,1); at nu = inf, kappa_L = the mean of the maximum."
     L = _int("L", L, lo=1); nu = _real("nu", nu, lo=0.0, allow_inf=True); n = _int("n", n, lo=8, hi=4096)
     if L == 1 or nu == 0: return 0.0
     if np.isinf(nu): return float(_max_density_expect(lambda x: x, L, n))
@@ -181,7 +181,7 @@ def _closed_AB(model, act, m_k, q_k, c):
 # %% ../../nbs/01c_slr_population.ipynb #04dcb26d
 def linear_optimal_risk(model:SLRModel, # SpikedSLR or MaxSLR (any length law)
                        ) -> float:
-    "Closed-form optimal risk of linear attention sigma_l = 1 + chi_l: (3.4) in spiked-SLR, 1 - (1 + mu^2)/E[L] in max-SLR."
+    "Closed-form optimal risk of linear attention sigma_l = 1 + chi_l: L(L-1)/(L^2 + nu(L-1)) in spiked-SLR, 1 - (1 + kappa^2)/E[L] in max-SLR."
     _check_model(model)
     l = model.mean_length
     if model.kind == "spiked":
@@ -261,7 +261,8 @@ def _laplace_AB(log_a, # vectorised log a(u) of a normalised activation
 _LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
 _LOG_NEEDS = {"A": ("K1e", "P0"), "B1": ("K2e", "P0"), "B2": ("K20", "Pe", "P0"), "cA": ("K10", "Pe", "P0"),
               "cB1": ("K1e", "K10", "P0"), "cB2": ("K10", "Pe", "P0")}
-_LOG_FINE = dict(n_coarse=512, n_fine=384, h_w=0.125)    # the refined rule behind the accuracy estimates
+_LOG_FINE = dict(n_coarse=256, n_fine=384, h_w=0.2)    # the refined rule behind the accuracy estimates
+_LOG_MEMO = {}
 LOG_ROUTE_MIN_SD = 0.5 # softmax uses the log-space Laplace route when the score standard deviation is at least this
 
 def _lse(x, axis=None):
@@ -311,6 +312,10 @@ def _laplace_log_softmax(mean_e:float, # mean of the selected token's score
                          drop:float=75.0, # keep the region where an integrand is within e^-drop of its peak
                         ) -> dict:
     "log A, log B, log(1 - A), log(1 - B) of softmax by the Laplace identity in log space; the cost depends on none of mean_e, sd, L."
+    # the same terms are often asked for twice in a row (an optimum, then its check against population_risk and the
+    # Bayes risk): remember recent results (inputs rounded to 13 significant digits: a change below that is invisible)
+    key = (float(f"{mean_e:.13g}"), float(f"{sd:.13g}"), tuple(lengths.items()), n_coarse, n_fine, h_w, drop)
+    if key in _LOG_MEMO: return dict(_LOG_MEMO[key])
     s = np.linspace(-max(mean_e, 0.0) - 15 * sd - 45, -min(mean_e, 0.0) + 15 * sd + 45, n_coarse)
     w_lo = -45.0 - math.log(max(lengths))      # the kernel tail beyond w_lo, e^{w_lo}, times L stays below e^-45
     F = _log_fns(s, mean_e, sd, ("K1e", "K2e", "K10", "K20", "Pe", "P0"), h_w, w_lo)
@@ -324,7 +329,10 @@ def _laplace_log_softmax(mean_e:float, # mean of the selected token's score
             lf = _log_integrand(name, _log_fns(sf, mean_e, sd, _LOG_NEEDS[name], h_w, w_lo), L)
             key = name if name in ("A", "cA") else name[:-1]
             parts[key].append(_lse(lf) + math.log(sf[1] - sf[0]) + math.log(p))
-    return {k: (float(_lse(np.array(v))) if v else -np.inf) for k, v in parts.items()}
+    out = {k: (float(_lse(np.array(v))) if v else -np.inf) for k, v in parts.items()}
+    if len(_LOG_MEMO) > 256: _LOG_MEMO.clear()
+    _LOG_MEMO[key] = out
+    return dict(out)
 
 # %% ../../nbs/01c_slr_population.ipynb #a5204f1f
 @dataclass
@@ -676,7 +684,7 @@ def optimal_risk_curve(models, # sequence of SLR models (e.g. a grid in nu or L)
 def linear_spiked_asymptote(L:float, # sequence length (or E[L])
                             nu:float, # signal strength
                            ) -> float:
-    "Leading term L/nu of the linear-attention risk (3.4) in spiked-SLR as nu -> inf (Delta = 0)."
+    "Leading term L/nu of the optimal linear-attention risk in spiked-SLR as nu -> inf (Delta = 0)."
     return _real("L", L, lo=1.0) / _real("nu", nu, lo=0.0, lo_open=True)
 
 # %% ../../nbs/01c_slr_population.ipynb #d9331a4a

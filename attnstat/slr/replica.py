@@ -462,6 +462,7 @@ class ReplicaResult:
                     residual=self.residual, n_mc=self.n_mc, n_rand=self.n_rand, integration=self.integration,
                     mc_seed=str(self.mc_seed), init=self.init if isinstance(self.init, str) else "given")
 
+# %% ../../nbs/02a_slr_replica.ipynb #6a71aa28
 def _start(model, init):
     if isinstance(init, str):
         check_choice("init", init, ("informed", "uninformed"))

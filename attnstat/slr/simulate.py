@@ -187,12 +187,12 @@ def _informed_scale(model):
     return 10.0 if np.isinf(model.c_nu) else float(model.c_nu)
 
 def _distinct(ws, objs, D, tol):
-    "Group columns of ws (2D, K) into distinct minima: same objective (relative tol) and parameters within sqrt(D) tol."
+    "Group columns of ws (2D, K) into distinct minima: same objective (relative tol) and RMS parameter distance below 1e3 tol."
     groups = []
     for j in np.argsort(objs):
         for gr in groups:
             i = gr[0]
-            if abs(objs[j] - objs[i]) <= tol * (1 + abs(objs[i])) and np.linalg.norm(ws[:, j] - ws[:, i]) <= 1e3 * tol * math.sqrt(D):
+            if abs(objs[j] - objs[i]) <= tol * (1 + abs(objs[i])) and np.linalg.norm(ws[:, j] - ws[:, i]) <= 1e3 * tol * math.sqrt(2 * D):
                 gr.append(j); break
         else: groups.append([j])
     return groups
@@ -216,7 +216,7 @@ def simulate_erm(model:SLRModel, # SpikedSLR or MaxSLR
                  restarts:int|None=None, # K random starts on the same data, batched (None: one run from `init`)
                  informed:bool=False, # with restarts: also run the informed start (reported apart, in `informed`)
                  x0=None, # (2D,) explicit start (k, v), overrides `init` (single run)
-                 distinct_tol:float=1e-6, # minima closer than this (relative objective, and |w - w'| < 1e3 tol sqrt(D)) are one
+                 distinct_tol:float=1e-5, # minima closer than this in relative objective, and than 1e3 tol in RMS parameter distance, are one
                 ) -> SimulationResult:
     "Full-batch L-BFGS on the actual ERM objective (one start, or K random starts batched into one GEMM per step); test error on a fresh test set, training loss, overlaps, and every distinct minimum."
     if not isinstance(model, SLRModel): raise TypeError(f"model must be a SpikedSLR or MaxSLR, got {type(model).__name__}")

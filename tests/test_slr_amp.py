@@ -1,0 +1,78 @@
+"""GAMP for single-location regression: per-iteration overlaps against the state evolution, final error against the
+uninformed Nishimori fixed point, and the hard phase (GAMP stops at the uninformed branch)."""
+import math, warnings
+import numpy as np
+import pytest
+from attnstat.core import ConvergenceWarning
+from attnstat.slr import SpikedSLR, MaxSLR
+from attnstat.slr.amp import simulate_amp, state_evolution, gamp
+from attnstat.slr.bayes import bayes_optimal_error, bayes_optimal_branches
+
+SEEDS = (0, 1, 2, 3)
+
+@pytest.fixture(scope="module")
+def max_runs():
+    "GAMP on max-SLR (nu = inf, Delta = 0.1) at alpha = 2, D = 2000, four seeds (about 10 s each on one core)."
+    model = MaxSLR(3, np.inf, noise=0.1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)     # tol = 0: a fixed number of iterations on purpose
+        return model, [simulate_amp(model, 2.0, 2000, seed=s, max_iter=12, tol=0.0, n_test=1000) for s in SEEDS]
+
+def test_gamp_follows_state_evolution(max_runs):
+    # mean over 4 seeds of each per-iteration overlap vs the state evolution from the mean initial overlap; the tolerance
+    # is 3 standard errors of the seed mean combined with the state evolution's own MC error (four MC seeds of 2e4 sequences), plus 1/D.
+    model, runs = max_runs
+    T = 12
+    m0 = np.mean([r.result.m[0] for r in runs], 0); q0 = np.mean([r.result.q[0] for r in runs], 0)
+    ses = [state_evolution(model, 2.0, np.diag(np.diag(m0)), np.diag(np.diag(q0)), n_iter=T, n_mc=20_000, mc_seed=s)
+           for s in (10, 11, 12, 13)]
+    worst = 0.0
+    for key in ("m_k", "m_v", "q_k", "q_v"):
+        sim = np.array([r.result.overlaps[key][:T + 1] for r in runs])
+        mean, se = sim.mean(0), sim.std(0, ddof=1) / math.sqrt(len(runs))
+        th = np.array([s.overlaps[key] for s in ses])
+        th_mean, th_se = th.mean(0), th.std(0, ddof=1) / math.sqrt(len(ses))
+        gap = np.abs(mean - th_mean) / np.sqrt(se**2 + th_se**2 + 1e-12)
+        assert np.all(np.abs(mean - th_mean) < 3 * np.sqrt(se**2 + th_se**2) + 1 / 2000), (key, gap)
+        worst = max(worst, float(gap[1:].max()))
+    print("largest gap in standard errors:", worst)
+
+def test_final_error_matches_uninformed_fixed_point(max_runs):
+    # after 12 iterations GAMP is within 1e-3 of its fixed point (state evolution); compare its test error with the
+    # uninformed Nishimori branch (block s.e.) and the test-set s.e. of the seed mean.
+    model, runs = max_runs
+    bo = bayes_optimal_error(model, 2.0, n_mc=20_000)
+    errs = np.array([r.test_error for r in runs])
+    se = math.sqrt(errs.var(ddof=1) / len(errs) + bo.error_se**2)
+    assert abs(errs.mean() - bo.error) < 3 * se + 0.01, (errs.mean(), bo.error, se)
+
+def test_hard_phase_gamp_stops_at_uninformed():
+    # spiked-SLR L = 3, nu = 0.5, Delta = 0 at alpha = 1.3: the branches coexist and the informed one (perfect recovery
+    # of v*) is the equilibrium. GAMP from a random start stays at the uninformed branch's error.
+    model = SpikedSLR(3, 0.5)
+    br = bayes_optimal_branches(model, 1.3, n_mc=10_000)
+    assert br.coexist and br.hard and br.informed.perfect_v and not br.uninformed.perfect_v
+    sims = [simulate_amp(model, 1.3, 1000, seed=s, max_iter=60, n_test=1000) for s in (0, 1)]
+    e = np.mean([s.test_error for s in sims]); se = max(s.test_error_se for s in sims)
+    assert abs(e - br.uninformed.error) < 3 * se + 0.03
+    assert e > br.informed.error + 0.05
+    assert all(s.q_v < 0.999 for s in sims)
+
+def test_gamp_spiked_small_nu_tracks_state_evolution():
+    # spiked-SLR at small nu (undamped, non-centred tokens are a weak perturbation): one seed, D = 1000, loose 0.03
+    model = SpikedSLR(3, 0.2, noise=0.1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        r = simulate_amp(model, 2.5, 1000, seed=0, damping=0.0, max_iter=10, tol=0.0, n_test=200)
+    se = state_evolution(model, 2.5, np.diag(np.diag(r.result.m[0])), np.diag(np.diag(r.result.q[0])), n_iter=10, n_mc=20_000)
+    for key in ("m_k", "m_v"):
+        assert np.max(np.abs(r.result.overlaps[key] - se.overlaps[key])) < 0.05
+
+def test_amp_as_dict_and_errors():
+    with pytest.warns(ConvergenceWarning, match="did not converge"):
+        r = simulate_amp(MaxSLR(2, 1.0), 1.0, 200, seed=0, max_iter=2, tol=0.0, n_test=100)
+    d = r.as_dict()
+    assert {"test_error", "test_error_se", "m_k", "q_v", "n_iter", "converged"} <= set(d)
+    with pytest.raises(TypeError, match="model"): simulate_amp(None, 1.0, 100)
+    with pytest.raises(ValueError, match="D"): simulate_amp(MaxSLR(2, 1.0), 1.0, 1)
+    with pytest.raises(ValueError, match="damping"): simulate_amp(MaxSLR(2, 1.0), 1.0, 100, damping=1.0)
