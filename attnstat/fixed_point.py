@@ -118,7 +118,12 @@ def continuation(F, # the map F(x, param) -> array like x
                  **kwargs, # passed to `fixed_point` (damping, atol, rtol, max_iter, on_fail, names)
                 ) -> list:
     "Solve x = F(x, p) along `params`, warm-starting each point from its neighbour's solution."
+    if not callable(F): raise TypeError(f"F must be callable, got {type(F).__name__}")
+    if isinstance(params, (str, bytes)) or not hasattr(params, "__iter__"):
+        raise TypeError(f"params must be a sequence of parameter values, got {type(params).__name__}")
     params = list(params)
+    if not params: raise ValueError("params must contain at least one parameter value")
+    if not isinstance(reverse, (bool, np.bool_)): raise TypeError(f"reverse must be a bool, got {type(reverse).__name__}")
     order = range(len(params) - 1, -1, -1) if reverse else range(len(params))
     out, x = [None] * len(params), np.asarray(x0)
     for i in order:

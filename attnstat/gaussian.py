@@ -99,7 +99,7 @@ def cov_sqrt(cov, # symmetric 2x2 (or d x d) covariance matrix
              tol:float=1e-12, # negative eigenvalues above -tol*scale are treated as 0
             ) -> np.ndarray:
     "A factor C with C C^T = cov: Cholesky when positive definite, eigen-factor when semi-definite."
-    cov = check_array(name, cov, ndim=2)
+    cov = check_array(name, _numeric(name, cov), ndim=2)
     if cov.shape[0] != cov.shape[1]: raise ValueError(f"{name} must be square, got shape {cov.shape}")
     if not np.allclose(cov, cov.T, atol=1e-12 * max(1.0, np.abs(cov).max())):
         raise ValueError(f"{name} must be symmetric")
@@ -177,7 +177,10 @@ def mean_stderr(samples, # array of independent draws
                 axis:int=0, # axis over the draws
                ) -> tuple:
     "Sample mean and its standard error (ddof=1) along `axis`."
-    a = np.asarray(samples, dtype=float)
+    a = _numeric("samples", samples)
+    axis = _need("axis", axis, numbers.Integral, "an integer")
+    if a.ndim == 0: raise ValueError("samples must hold at least 2 draws, got a single number")
+    if not -a.ndim <= axis < max(a.ndim, 1): raise ValueError(f"axis must be in [{-a.ndim}, {a.ndim - 1}] for samples of shape {a.shape}, got {axis}")
     k = a.shape[axis]
     if k < 2: raise ValueError(f"samples must hold at least 2 draws along axis {axis}, got {k}")
     return a.mean(axis=axis), a.std(axis=axis, ddof=1) / math.sqrt(k)

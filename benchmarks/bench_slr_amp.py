@@ -22,10 +22,6 @@ if __name__ == "__main__":
     quick = "--quick" in sys.argv
     D = 500 if quick else 2000
     with threadpool_limits(1):
-        for model in (SpikedSLR(3, 1.0), MaxSLR(3, np.inf), MaxSLR(3, 2.0)):
-            b, s = timed(bayes_optimal_branches, model, 1.2, n_mc=5000 if quick else 20_000)
-            print(f"branches  {model!r:38s} alpha=1.2: {s:6.2f} s (both branches, 4 blocks, Phi), "
-                  f"equilibrium {b.equilibrium}, hard {b.hard}")
         for model in (MaxSLR(3, np.inf, noise=0.1), SpikedSLR(3, 1.0, noise=0.1)):
             amp, s_amp = timed(simulate_amp, model, 3.0, D, seed=0, n_test=2000)
             with warnings.catch_warnings():
@@ -35,3 +31,7 @@ if __name__ == "__main__":
                   f"converged {amp.converged}), whole call {s_amp:6.2f} s, test error {amp.test_error:.4f} ± {amp.test_error_se:.4f}")
             print(f"L-BFGS    {model!r:38s} D={D} alpha=3: whole call {s_erm:6.2f} s, test error {erm.test_error:.4f}; "
                   f"ratio L-BFGS / GAMP (whole calls) = {s_erm / s_amp:.2f}")
+        for model in (SpikedSLR(3, 1.0), MaxSLR(3, np.inf), MaxSLR(3, 2.0)):
+            b, s = timed(bayes_optimal_branches, model, 1.2, n_mc=5000 if quick else 20_000)
+            print(f"branches  {model!r:38s} alpha=1.2: {s:6.2f} s (both branches, 4 blocks, Phi), "
+                  f"equilibrium {b.equilibrium}, hard {b.hard}")

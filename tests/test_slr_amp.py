@@ -52,7 +52,10 @@ def test_hard_phase_gamp_stops_at_uninformed():
     model = SpikedSLR(3, 0.5)
     br = bayes_optimal_branches(model, 1.3, n_mc=10_000)
     assert br.coexist and br.hard and br.informed.perfect_v and not br.uninformed.perfect_v
-    sims = [simulate_amp(model, 1.3, 1000, seed=s, max_iter=60, n_test=1000) for s in (0, 1)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)   # near the spinodal GAMP creeps; checked below instead
+        sims = [simulate_amp(model, 1.3, 1000, seed=s, max_iter=60, n_test=1000) for s in (0, 1)]
+    assert all(s.result.delta[-1] < 1e-5 for s in sims)        # settled: mean-square change per coordinate below 1e-5
     e = np.mean([s.test_error for s in sims]); se = max(s.test_error_se for s in sims)
     assert abs(e - br.uninformed.error) < 3 * se + 0.03
     assert e > br.informed.error + 0.05

@@ -79,6 +79,7 @@ PAGE_JS = r"""async () => {
     if (/\$[^$]+\$/.test(t)) out.rawtex.push('widget label ' + t.trim().slice(0, 60) + ' (write \\(...\\) instead of $...$ in widget labels)');
   });
   out.unresolved = Array.from(art.querySelectorAll('span.xref, span.std-ref, span.std-numref, span.std-doc')).filter(s => !s.closest('a')).map(s => s.textContent.slice(0, 60));
+  out.cellerrors = Array.from(art.querySelectorAll('.output.traceback, .output.error')).map(e => e.innerText.trim().split('\n').filter(l => /Error|Exception/.test(l)).slice(-1)[0] || e.innerText.slice(0, 80));
   out.reprs = [];
   art.querySelectorAll('.cell_output pre, .cell_output .output.text_plain').forEach(p => {
     const t = p.innerText;
@@ -188,6 +189,7 @@ def check_page(browser, path: Path, theory=THEORY, max_share=MAX_CODE_SHARE) -> 
     fails += [f"a `#|` directive appears in the text: ...{d}..." for d in info["directive"]]
     fails += [f"mentions the spec: ...{s}..." for s in info["spec"]]
     fails += [f"unresolved cross-reference: {u!r}" for u in info["unresolved"]]
+    fails += [f"a cell error is shown on the page: {e[:160]!r}" for e in info["cellerrors"][:3]]
     fails += [f"raw repr in an output (show a table or a sentence): {r!r}" for r in info["reprs"][:5]]
     if info["deadwidgets"]: fails.append(f"{info['deadwidgets']} widget control(s) outside a precomputed figure (they do nothing in the static book)")
     seen = {}

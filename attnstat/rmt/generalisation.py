@@ -118,9 +118,14 @@ def attention_test_theory(f, # activation: a name, a callable or an Activation
     C = lambda lam: r * r * lam * lam + (P.s2 / P.c) * lam           # beta^T C beta = r^2 |S beta|^2 + (tau^2/c) beta^T S beta
     E, UM, QD = [], [], []
     for x, gi in zip(X, ge):
-        dxt = (_dx_implicit(x, gi, P.c, P.a1, P.s2, P.d, P.rule, 0.0, C(P.rule.nodes), wrt="t") if P.s2 > 0 else np.zeros(3))
-        _, (Lm, LK, LQ) = _forms(x.astype(complex), gi, P)
-        yt, _ = _forms(x + 1j * _H * dxt, gi, P, t=1j * _H, C=C)
+        try:
+            dxt = (_dx_implicit(x, gi, P.c, P.a1, P.s2, P.d, P.rule, 0.0, C(P.rule.nodes), wrt="t") if P.s2 > 0 else np.zeros(3))
+            _, (Lm, LK, LQ) = _forms(x.astype(complex), gi, P)
+            yt, _ = _forms(x + 1j * _H * dxt, gi, P, t=1j * _H, C=C)
+        except np.linalg.LinAlgError:
+            raise ConvergenceError(f"the test-error formula loses precision at gamma = {gi:g} (c = {P.c:g}, SNR = {G['mu2']:g}): "
+                                   "a 2 x 2 or 3 x 3 system is singular to double precision; use a larger gamma, a smaller SNR "
+                                   "or smaller weights") from None
         quad = yt.imag / _H
         Lm, LK, LQ = Lm.real, LK.real, LQ.real
         um = r * (Lm + G["mq"] * LK)

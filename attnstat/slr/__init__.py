@@ -6,7 +6,7 @@
 __all__ = []
 
 # %% ../../nbs/01_slr.ipynb #5a242525
-import importlib as _importlib, re as _re, ast as _ast
+import importlib as _importlib, importlib.util as _importlib_util, re as _re, ast as _ast
 from pathlib import Path as _Path
 
 _ORDER = ("models", "activations", "population", "replica", "bayes", "simulate") # later wins on a clash
@@ -24,8 +24,10 @@ def _exports(package_dir, order=()) -> dict:
             for n in _ast.literal_eval(found.group(1)): names[n] = m
     return names
 
-_NAMES = _exports(_Path(__file__).parent, _ORDER)
-_SUBMODULES = {p.stem for p in _Path(__file__).parent.glob("*.py") if not p.stem.startswith("_")}
+try: _HERE = _Path(__file__).parent
+except NameError: _HERE = _Path(_importlib_util.find_spec("attnstat.slr").origin).parent # when the notebook runs this cell
+_NAMES = _exports(_HERE, _ORDER)
+_SUBMODULES = {p.stem for p in _HERE.glob("*.py") if not p.stem.startswith("_")}
 __all__ = list(_NAMES)
 
 def __getattr__(name):
