@@ -336,9 +336,9 @@ def error_vs_alpha_point(kind:str, # "replica", "simulation", "bayes" (finite-al
         from attnstat.slr.population import optimal_population_risk
         r = optimal_population_risk(model, activation)
         return {"error": r.risk, "error_se": r.err, "converged": bool(r.success), "n_iter": r.n_eval, "residual": 0.0}
-    if kind == "bayes":
-        from attnstat.slr.bayes import bayes_optimal_error
-        r = bayes_optimal_error(model, alpha, n_mc=n_mc, mc_seed=seed, on_fail="warn")
+    if kind == "bayes": # information-theoretic: the equilibrium (larger free entropy) of the two Nishimori branches,
+        from attnstat.slr.bayes import bayes_optimal_branches # not the uninformed branch GAMP reaches in a hard phase
+        r = bayes_optimal_branches(model, alpha, n_mc=n_mc, mc_seed=seed, on_fail="warn").bayes
         return {"error": r.error, "error_se": r.error_se, "converged": r.converged, "n_iter": r.n_iter, "residual": r.residual}
     if kind == "simulation":
         from attnstat.slr.simulate import simulate_erm
@@ -395,7 +395,7 @@ def _eva_panel(ax, rows, lam):
     bo = sorted((r["alpha"], r["error"], r["error_se"]) for r in rows if r["kind"] == "bayes" and r["converged"])
     if bo:
         x, y, e = map(np.array, zip(*bo))
-        ax.errorbar(x, y, e, color="k", ls="--", capsize=2, label="Bayes-optimal")
+        ax.errorbar(x, y, e, color="k", ls="--", capsize=2, label="Bayes-optimal (information-theoretic)")
     ax.set_xscale("log"); ax.set_xlabel(r"sample ratio $\alpha = N/D$"); ax.set_ylabel("test error")
     ax.set_ylim(0, 1.6); ax.set_title(rf"ridge $\lambda = {lam:g}$", fontsize=9); ax.legend(fontsize=6.5, ncol=2)
     ticks = [t for t in (0.25, 0.5, 1, 2, 4, 8, 16) if any(r["alpha"] == t for r in rows)]

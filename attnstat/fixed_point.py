@@ -8,6 +8,7 @@ import numbers, warnings
 from dataclasses import dataclass, field
 import numpy as np
 from .core import ConvergenceError, ConvergenceWarning, check_real, check_int, check_positive, check_choice
+from .gaussian import _need, _check_bool
 
 # %% auto #0
 __all__ = ['FixedPointResult', 'fixed_point', 'continuation']
@@ -30,17 +31,11 @@ class FixedPointResult:
         return dict(zip(names, np.ravel(self.x)))
 
 # %% ../nbs/00b_fixed_point.ipynb #c93f3a6a
-def _check_type(name, value, kinds, what):
-    "TypeError naming `name` unless `value` is an instance of `kinds` (bools are never numbers here)."
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, kinds):
-        raise TypeError(f"{name} must be {what}, got {type(value).__name__}")
-    return value
-
 def _tolerances(atol, rtol):
     "Defaults (1e-10, 1e-8) when neither is given; an explicit atol alone means rtol = 0, an explicit rtol alone atol = 0."
     if atol is None and rtol is None: return 1e-10, 1e-8
-    atol = 0.0 if atol is None else check_positive("atol", _check_type("atol", atol, numbers.Real, "a real number >= 0"), strict=False)
-    rtol = 0.0 if rtol is None else check_positive("rtol", _check_type("rtol", rtol, numbers.Real, "a real number >= 0"), strict=False)
+    atol = 0.0 if atol is None else check_positive("atol", atol, strict=False)
+    rtol = 0.0 if rtol is None else check_positive("rtol", rtol, strict=False)
     if atol == 0 and rtol == 0: raise ValueError("atol and rtol must not both be 0")
     return atol, rtol
 
@@ -59,14 +54,14 @@ def fixed_point(F, # the map: F(x) -> array of the same shape as x
                ) -> FixedPointResult:
     "Solve x = F(x) by damped (or Anderson-accelerated) iteration, testing the undamped residual over all unknowns."
     if not callable(F): raise TypeError(f"F must be callable, got {type(F).__name__}")
-    damping = check_real("damping", _check_type("damping", damping, numbers.Real, "a real number in [0, 1)"),
+    damping = check_real("damping", damping,
                          lo=0.0, hi=1.0, hi_open=True)
     atol, rtol = _tolerances(atol, rtol)
-    max_iter = check_int("max_iter", _check_type("max_iter", max_iter, numbers.Integral, "an integer >= 1"), lo=1)
-    check_choice("on_fail", _check_type("on_fail", on_fail, str, "'raise' or 'warn'"), ("raise", "warn"))
-    check_choice("method", _check_type("method", method, str, "'damped' or 'anderson'"), ("damped", "anderson"))
-    anderson_m = check_int("anderson_m", _check_type("anderson_m", anderson_m, numbers.Integral, "an integer >= 1"), lo=1)
-    anderson_start = check_real("anderson_start", _check_type("anderson_start", anderson_start, numbers.Real, "a real number > 0"),
+    max_iter = check_int("max_iter", max_iter, lo=1)
+    check_choice("on_fail", _need("on_fail", on_fail, str, "'raise' or 'warn'"), ("raise", "warn"))
+    check_choice("method", _need("method", method, str, "'damped' or 'anderson'"), ("damped", "anderson"))
+    anderson_m = check_int("anderson_m", anderson_m, lo=1)
+    anderson_start = check_real("anderson_start", anderson_start,
                                 lo=0.0, lo_open=True, allow_inf=True)
     try: x = np.array(x0, dtype=complex if np.iscomplexobj(x0) else float)
     except (TypeError, ValueError): raise TypeError(f"x0 must be a number or an array of numbers, got {type(x0).__name__}") from None
@@ -123,7 +118,7 @@ def continuation(F, # the map F(x, param) -> array like x
         raise TypeError(f"params must be a sequence of parameter values, got {type(params).__name__}")
     params = list(params)
     if not params: raise ValueError("params must contain at least one parameter value")
-    if not isinstance(reverse, (bool, np.bool_)): raise TypeError(f"reverse must be a bool, got {type(reverse).__name__}")
+    reverse = _check_bool("reverse", reverse)
     order = range(len(params) - 1, -1, -1) if reverse else range(len(params))
     out, x = [None] * len(params), np.asarray(x0)
     for i in order:

@@ -8,7 +8,7 @@ import math, numbers, warnings
 from functools import lru_cache
 import numpy as np
 from scipy import integrate, special
-from .core import check_int, check_positive, check_real, check_array, check_memory
+from .core import check_int, check_positive, check_real, check_array, check_memory, ParameterTypeError
 
 # %% auto #0
 __all__ = ['N_MAX', 'QuadratureWarning', 'hermite_rule', 'gauss_expect', 'cov_sqrt', 'gauss_expect_2d', 'quad_expect',
@@ -16,16 +16,23 @@ __all__ = ['N_MAX', 'QuadratureWarning', 'hermite_rule', 'gauss_expect', 'cov_sq
 
 # %% ../nbs/00a_gaussian.ipynb #1b1e3e0c
 def _need(name, value, kinds, what):
-    "TypeError naming `name` unless `value` is an instance of `kinds` (bools are never numbers here)."
+    "ParameterTypeError naming `name` unless `value` is an instance of `kinds` (for non-numbers such as str: numbers go through check_real/check_int)."
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, kinds):
-        raise TypeError(f"{name} must be {what}, got {type(value).__name__}")
+        raise ParameterTypeError(f"{name} must be {what}, got {type(value).__name__}")
     return value
+
+def _check_bool(name, value, allow_none=False):
+    "`value` as a bool (None passes when `allow_none`); ParameterTypeError naming `name` otherwise."
+    if value is None and allow_none: return None
+    if not isinstance(value, (bool, np.bool_)):
+        raise ParameterTypeError(f"{name} must be a bool (True or False{' or None' if allow_none else ''}), got {type(value).__name__}")
+    return bool(value)
 
 def _numeric(name, value):
     "`value` as a float array; TypeError naming `name` when it is not numeric."
     try: kind = np.asarray(value).dtype.kind
     except (TypeError, ValueError): kind = "O"
-    if kind not in "iuf": raise TypeError(f"{name} must be a real number or an array of real numbers, got {type(value).__name__}")
+    if kind not in "iuf": raise ParameterTypeError(f"{name} must be a real number or an array of real numbers, got {type(value).__name__}")
     return np.asarray(value, dtype=float)
 
 def _no_nan(values, where):
@@ -51,7 +58,7 @@ N_MAX = 100_000 # the largest Gauss–Hermite order accepted (far beyond any use
 def hermite_rule(n:int # number of nodes, in [1, N_MAX]
                 ) -> tuple:
     "Nodes and weights of the `n`-point Gauss–Hermite rule for the standard Gaussian (weights sum to 1)."
-    n = check_int("n", _need("n", n, numbers.Integral, "an integer in [1, 100000]"), lo=1, hi=N_MAX)
+    n = check_int("n", n, lo=1, hi=N_MAX)
     x, w = _hermite_rule(n)
     return x.copy(), w.copy()
 
@@ -77,12 +84,12 @@ def gauss_expect(f, # vectorised function of one array argument
     if np.any(var < 0) or not np.all(np.isfinite(var)):
         raise ValueError(f"var must be finite and >= 0, got min {np.min(var)}")
     if not np.all(np.isfinite(mean)): raise ValueError("mean must contain only finite numbers")
-    n = check_int("n", _need("n", n, numbers.Integral, "an integer in [1, 100000]"), lo=1, hi=N_MAX)
-    if not isinstance(check, (bool, np.bool_)): raise TypeError(f"check must be a bool, got {type(check).__name__}")
+    n = check_int("n", n, lo=1, hi=N_MAX)
+    check = _check_bool("check", check)
     nbytes = 8.0 * 4 * n * max(np.broadcast(mean, var).size, 1) * (3 if check else 1)
     if nbytes > 2**26: check_memory("n", nbytes)      # (reading the memory limit costs ~0.1 ms: only for big calls)
-    rtol = check_positive("rtol", _need("rtol", rtol, numbers.Real, "a real number >= 0"), strict=False)
-    atol = check_positive("atol", _need("atol", atol, numbers.Real, "a real number >= 0"), strict=False)
+    rtol = check_positive("rtol", rtol, strict=False)
+    atol = check_positive("atol", atol, strict=False)
     def rule(k):
         x, w = _hermite_rule(k)
         pts = mean[..., None] + np.sqrt(var)[..., None] * x
@@ -126,8 +133,8 @@ def gauss_expect_2d(f, # vectorised function f(x, y) of two arrays
     m = check_array("mean", _numeric("mean", mean), shape=(2,))
     C = cov_sqrt(_numeric("cov", cov), name="cov")
     if C.shape != (2, 2): raise ValueError(f"cov must be 2x2, got shape {C.shape}")
-    n = check_int("n", _need("n", n, numbers.Integral, "an integer in [1, 4096]"), lo=1, hi=4096)
-    if not isinstance(check, (bool, np.bool_)): raise TypeError(f"check must be a bool, got {type(check).__name__}")
+    n = check_int("n", n, lo=1, hi=4096)
+    check = _check_bool("check", check)
     def rule(k):
         x, w = _hermite_rule(k)
         g1, g2 = np.meshgrid(x, x, indexing="ij")
@@ -152,10 +159,10 @@ def quad_expect(f, # scalar function of one float
                ):
     "E f(X) for X ~ N(mean, std^2) by adaptive quadrature, split at `breakpoints`."
     if not callable(f): raise TypeError(f"f must be callable, got {type(f).__name__}")
-    mean = check_real("mean", _need("mean", mean, numbers.Real, "a real number"))
-    std = check_positive("std", _need("std", std, numbers.Real, "a real number > 0"))
-    pts = sorted({check_real("breakpoints", _need("breakpoints", b, numbers.Real, "a sequence of real numbers")) for b in breakpoints})
-    limit = check_int("limit", _need("limit", limit, numbers.Integral, "an integer >= 1"), lo=1)
+    mean = check_real("mean", mean)
+    std = check_positive("std", std)
+    pts = sorted({check_real("breakpoints", b) for b in breakpoints})
+    limit = check_int("limit", limit, lo=1)
     edges = [-np.inf, *pts, np.inf]
     def dens(t):
         v = f(t)
@@ -178,7 +185,7 @@ def mean_stderr(samples, # array of independent draws
                ) -> tuple:
     "Sample mean and its standard error (ddof=1) along `axis`."
     a = _numeric("samples", samples)
-    axis = _need("axis", axis, numbers.Integral, "an integer")
+    axis = check_int("axis", axis)
     if a.ndim == 0: raise ValueError("samples must hold at least 2 draws, got a single number")
     if not -a.ndim <= axis < max(a.ndim, 1): raise ValueError(f"axis must be in [{-a.ndim}, {a.ndim - 1}] for samples of shape {a.shape}, got {axis}")
     k = a.shape[axis]

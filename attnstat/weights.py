@@ -12,7 +12,8 @@ from .core import check_int, check_real, check_array, check_positive, check_memo
 from .fixed_point import fixed_point
 from .rmt.hermite import Activation, activation
 from .rmt.models import signal_plus_noise, ridge_errors, EmpiricalErrors
-from .rmt.models import _int_arg, _real_arg, _array_arg, _bool_arg   # argument checks: TypeError for types
+from .gaussian import _check_bool
+from .rmt.models import _array_arg, _gamma_grid   # check_array refusing None, booleans, empty; ridge-parameter grids
 from .rmt.theory import attention_theory
 
 # %% auto #0
@@ -188,10 +189,10 @@ class AttentionWeights:
                   head:int|None=None, # head index in [0, n_heads), or None for all heads
                  ) -> tuple:
         "`(W_Q, W_K)` of one layer, restricted to the rows of one head when `head` is given."
-        layer = _int_arg("layer", layer, 0, self.n_layers - 1)
+        layer = check_int("layer", layer, 0, self.n_layers - 1)
         Q, K = self.W_Q[layer], self.W_K[layer]
         if head is None: return Q, K
-        head = _int_arg("head", head, 0, self.n_heads - 1)
+        head = check_int("head", head, 0, self.n_heads - 1)
         rows = slice(head * self.head_dim, (head + 1) * self.head_dim)
         return Q[rows], K[rows]
 
@@ -202,7 +203,7 @@ class AttentionWeights:
         "The p x p matrix W = W_K^T W_Q of the score x_key^T W x_query (float64)."
         Q, K = self.query_key(layer, head)
         W = K.T @ Q
-        if _bool_arg("fold_layernorm", fold_layernorm):
+        if _check_bool("fold_layernorm", fold_layernorm):
             if self.ln_gain is None: raise ValueError("fold_layernorm=True needs LayerNorm gains, none were found in the checkpoint")
             g = self.ln_gain[layer]
             W = g[:, None] * W * g[None, :]
@@ -248,7 +249,7 @@ def load_attention_weights(path, # a `.safetensors` file or a Hugging Face style
                           ) -> AttentionWeights:
     "Read the query/key matrices of every layer (BERT or GPT-2 layout) with `safetensors` and numpy only."
     files = safetensors_files(path)
-    if n_heads is not None: n_heads = _int_arg("n_heads", n_heads, lo=1)
+    if n_heads is not None: n_heads = check_int("n_heads", n_heads, lo=1)
     headers = {f: safetensors_header(f) for f in files}
     where = {name: f for f, h in headers.items() for name in h if name != "__metadata__"}
     layout, prefix, layers = detect_layout(list(where))
@@ -348,8 +349,8 @@ def fit_identity_low_rank(W, # square matrix
                          ) -> IdentityLowRankFit:
     "Fit W ~ alpha I + L_r in Frobenius norm (alpha by least squares, the rank-r part L_r by truncated SVD)."
     W = _square(W); p = W.shape[0]
-    rank = _int_arg("rank", rank, 0, p); joint = _bool_arg("joint", joint)
-    atol = _real_arg("atol", atol, lo=0.0, lo_open=True); max_iter = _int_arg("max_iter", max_iter, lo=1)
+    rank = check_int("rank", rank, 0, p); joint = _check_bool("joint", joint)
+    atol = check_real("atol", atol, lo=0.0, lo_open=True); max_iter = check_int("max_iter", max_iter, lo=1)
     scale = np.linalg.norm(W)
     if scale == 0: raise ValueError("W must not be the zero matrix")
     I, a0 = np.eye(p), np.trace(W) / p
@@ -376,7 +377,7 @@ def fplr_residuals(W, # square matrix
                   ) -> dict:
     "Relative Frobenius residuals of alpha I + L_r and of the best rank-r matrix without identity, per rank (and s_k(W))."
     W = _square(W); p = W.shape[0]
-    ranks = [_int_arg("rank", r, 0, p) for r in np.atleast_1d(ranks).tolist()] if not isinstance(ranks, (str, bytes)) else _int_arg("ranks", ranks)
+    ranks = [check_int("rank", r, 0, p) for r in np.atleast_1d(ranks).tolist()] if not isinstance(ranks, (str, bytes)) else check_int("ranks", ranks)
     if not ranks: raise ValueError("ranks must contain at least one rank")
     fro = np.linalg.norm(W)
     s_W = np.linalg.svd(W, compute_uv=False)
@@ -419,7 +420,7 @@ def effective_fplr(W, # square matrix W = W_K^T W_Q (rows: key side)
                   ) -> EffectiveFPLR:
     "The (alpha, w_K, w_Q) of the rank-1 fit W/scale ~ alpha I + s1 u1 v1^T, rewritten as alpha (I + w_K w_Q^T)."
     W = _square(W); p = W.shape[0]
-    scale = np.linalg.norm(W) / np.sqrt(p) if scale is None else _real_arg("scale", scale, lo=0.0, lo_open=True)
+    scale = np.linalg.norm(W) / np.sqrt(p) if scale is None else check_real("scale", scale, lo=0.0, lo_open=True)
     Ws = W / scale
     fit = fit_identity_low_rank(Ws, 1, joint=joint)
     if fit.alpha == 0: raise ValueError("W has no identity component (alpha = 0): the FPLR rewriting needs alpha != 0")
@@ -455,11 +456,10 @@ def simulate_errors(W, # p x p score matrix
     "Interpolation errors of attention with the matrix W and of ridge regression, per trial, on X = mu y^T + Z."
     W = _square(W); p = W.shape[0]
     mu = _array_arg("mu", mu, shape=(p,))
-    n = _int_arg("n", n, lo=2); trials = _int_arg("trials", trials, lo=1)
+    n = check_int("n", n, lo=2); trials = check_int("trials", trials, lo=1)
     check_memory("n, p", 8.0 * (4 * n * n + 3 * p * n + min(p, n) ** 2))
-    act = activation(f, warn=False); zero_diag = _bool_arg("zero_diag", zero_diag)
-    g = np.atleast_1d(_array_arg("gammas", gammas))
-    if g.ndim != 1 or np.any(g <= 0): raise ValueError(f"gammas must be a 1-d list of ridge parameters > 0, got {g}")
+    act = activation(f, warn=False); zero_diag = _check_bool("zero_diag", zero_diag)
+    g = _gamma_grid(gammas, "gammas")
     A, R = np.empty((trials, g.size)), np.empty((trials, g.size))
     for t, rng in enumerate(spawn(seed, trials)):
         X, y = signal_plus_noise(n, p, mu, rng)
@@ -475,7 +475,7 @@ def rescaled_activation(f, # activation: name, callable or Activation
                        ):
     "The activation t -> f0(alpha t) as an `attnstat.rmt.hermite.Activation` (its a0 is removed by the theory)."
     act = activation(f, warn=False)
-    alpha = _real_arg("alpha", alpha)
+    alpha = check_real("alpha", alpha)
     if alpha == 0: raise ValueError("alpha must be non-zero")
     f0 = act.f0
     return Activation(lambda t: f0(alpha * np.asarray(t, dtype=float)), name=f"{act.label}({alpha:.4g}t)",
@@ -487,7 +487,7 @@ def variance_matched_activation(f, # activation: name, callable or Activation
                                 tau:float=1.0, # standard deviation of the pure-noise score, ||W||_F / sqrt(p)
                                ):
     "Cubic activation with a1 = alpha E f0'(tau xi) and sigma2 = Var f0(tau xi) - a1^2 (heuristic variance matching)."
-    alpha = _real_arg("alpha", alpha); tau = _real_arg("tau", tau, lo=0.0, lo_open=True)
+    alpha = check_real("alpha", alpha); tau = check_real("tau", tau, lo=0.0, lo_open=True)
     c = rescaled_activation(f, tau).coef          # a1 = E[xi f0(tau xi)], nu = Var f0(tau xi)
     a1 = alpha * c.a1 / tau
     s2 = c.nu - a1**2

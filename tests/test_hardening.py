@@ -591,8 +591,6 @@ def _fuzz(module, name, drawn, fixed, slow=False):
         else: os.environ["ATTNSTAT_MAX_MEMORY"] = old
 
 KNOWN_FAILING_FUNCS = { # name: reason, for a function whose owner has not fixed a finding yet
-    "prior_precision": "attnstat.slr.amp (02d): model='spiked' gives AttributeError, alpha='0.1' a TypeError naming "
-                       "no parameter, alpha=nan returns NaN",
     "simulate_test_errors": "attnstat.rmt.generalisation (03e): trials=10**12 reaches numpy (MemoryError); the memory "
                             "guard leaves out trials",
     "default_nodes": "attnstat.rmt.theory (03c): c=-inf gives 'math domain error', naming no parameter",

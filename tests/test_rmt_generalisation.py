@@ -99,7 +99,7 @@ def test_scale_spot_checks_cached():
 def test_bad_input():
     kw = dict(c=0.5, gamma=0.1, mu=[1.0], w_K=[0.0], w_Q=[0.0])
     with pytest.raises(TypeError, match="gamma"): attention_test_error("tanh", **{**kw, "gamma": "0.1"})
-    with pytest.raises(ValueError, match="mu must be a non-empty"): attention_test_error("tanh", **{**kw, "mu": [], "w_K": [], "w_Q": []})
+    with pytest.raises(ValueError, match="mu must not be empty"): attention_test_error("tanh", **{**kw, "mu": [], "w_K": [], "w_Q": []})
     with pytest.raises(TypeError, match="snr"): ridge_test_error(c=0.5, gamma=0.1, snr=None)
     with pytest.raises(ValueError, match="n, p, n_test is too large"):
         simulate_test_errors("tanh", 10**6, 10**6, [1.0], [0.0], [0.0], [0.1], 2, 0)

@@ -67,6 +67,12 @@ def test_bad_input():
     with pytest.raises(TypeError, match="warn must be"): hermite_coefficients("tanh", warn="no")
     with pytest.raises(TypeError, match="breakpoints must be"): hermite_coefficients(np.tanh, breakpoints="0")
 
+@pytest.mark.parametrize("where", [lambda t: t > 0.3, lambda t: (t > 0.3) & (t < 1.0)])
+def test_nan_activation_is_named(where):
+    "An activation that returns NaN is reported as such (naming f), not as 'not square-integrable'."
+    with pytest.raises(ValueError) as e: hermite_coefficients(lambda t: np.where(where(t), np.nan, np.tanh(t)))
+    assert str(e.value).startswith("f returned NaN at t = ") and "square-integrable" not in str(e.value), str(e.value)
+
 def _gh(g, n=160):
     "E g(xi) by Gauss-Hermite (independent of the package's adaptive quadrature)."
     x, w = np.polynomial.hermite_e.hermegauss(n)
@@ -141,7 +147,7 @@ def test_wrong_types_raise_type_error(call, name):
     (lambda: empirical_errors("tanh", 64, 0, [1.0], [0.0], [0.0], G1, 2, 0), "p must be an integer in [1"),
     (lambda: empirical_errors("tanh", 64, 32, [1.0], [0.0], [0.0], [0.1, np.nan], 2, 0), "gammas must contain only finite"),
     (lambda: empirical_errors("tanh", 64, 32, [1.0], [0.0], [0.0], [], 2, 0), "gammas must not be empty"),
-    (lambda: empirical_errors("tanh", 64, 32, [1.0], [0.0], [0.0], [-1.0], 2, 0), "gammas must be a 1-d list"),
+    (lambda: empirical_errors("tanh", 64, 32, [1.0], [0.0], [0.0], [-1.0], 2, 0), "gammas must lie in (0, inf)"),
     (lambda: empirical_errors("tanh", 64, 32, [1.0], [0.0], [0.0], G1, 2, 0, kernel="exact"), "kernel must be one of"),
     (lambda: aligned_vectors(-1.0), "snr must lie in"),
 ])

@@ -214,7 +214,7 @@ def test_bad_values_raise_value_error():
     with pytest.raises(ValueError, match="W must not be empty"): fit_identity_low_rank(np.zeros((0, 0)), 0)
     with pytest.raises(ValueError, match="W must contain only finite"): fit_identity_low_rank(np.full((3, 3), np.nan), 1)
     with pytest.raises(ValueError, match="atol must lie in"): fit_identity_low_rank(W, 1, atol=0.0)
-    with pytest.raises(ValueError, match="gammas must be"): simulate_errors(W, "tanh", np.zeros(5), 10, [0.0])
+    with pytest.raises(ValueError, match=r"gammas must lie in \(0, inf\)"): simulate_errors(W, "tanh", np.zeros(5), 10, [0.0])
     with pytest.raises(ValueError, match="mu must have length 5"):
         fplr_predictions(effective_fplr(W + np.outer(np.ones(5), np.ones(5))), "tanh", np.zeros(4), 0.5, [1.0])
     with pytest.raises(ValueError, match="mu, w_K and w_Q must have equal lengths"): gram_matrix(np.ones(3), np.ones(3), np.ones(2))

@@ -133,7 +133,10 @@ def check_widgets(page, name) -> list[str]:
             if before is None: bad.append(f"widget {k + 1}: lost its visible frame"); break
             idx, png = before
             if j >= len(idx): break
-            if c.get_attribute("class") and "noUi-handle" in c.get_attribute("class"):
+            readouts = lambda: [r.inner_text() for r in el.query_selector_all(".widget-readout")]
+            before_readout = readouts()
+            is_slider = bool(c.get_attribute("class") and "noUi-handle" in c.get_attribute("class"))
+            if is_slider:
                 c.focus(); page.keyboard.press("ArrowRight" if idx[j] == 0 else "ArrowLeft")
             else:
                 c.select_option(index=1 if idx[j] == 0 else 0)
@@ -141,6 +144,8 @@ def check_widgets(page, name) -> list[str]:
             if not new: bad.append(f"widget {k + 1}: moving control {j + 1} did not change the frame {idx}")
             elif new[0][j] == idx[j]: bad.append(f"widget {k + 1}: control {j + 1} changed another parameter ({idx} -> {new[0]})")
             elif new[1] == png: bad.append(f"widget {k + 1}: control {j + 1} changed the frame but not the image")
+            elif is_slider and before_readout and readouts() == before_readout:
+                bad.append(f"widget {k + 1}: slider {j + 1} moved the image but its readout still shows {before_readout}")
     return bad
 
 def is_path(alt: str | None, src: str) -> bool:

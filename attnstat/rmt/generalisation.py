@@ -7,11 +7,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 import numpy as np
-from ..core import check_int, check_choice, check_memory, spawn, ConvergenceError
+from ..core import check_int, check_choice, check_memory, spawn, ConvergenceError, check_real
 from ..gaussian import mean_stderr
 from .hermite import activation
 from .models import signal_plus_noise, attention_kernel, gaussian_equivalent_kernel, _vec
-from .theory import (_problem, _noise_solution, _dx_implicit, _H, GAMMA_RANGE, _gamma_grid, _real,
+from .theory import (_problem, _noise_solution, _dx_implicit, _H, GAMMA_RANGE, _gamma_grid,
                                  _ridge_closed_form, attention_theory)
 
 # %% auto #0
@@ -86,7 +86,7 @@ def ridge_test_error(*, c:float, # ratio p/n > 0
                      snr:float, # ||mu||^2 >= 0
                     ):
     "Limiting test error of ridge regression on a fresh token (closed form; a float for a scalar gamma)."
-    c = _real("c", c, lo=0.0, lo_open=True); snr = _real("snr", snr, lo=0.0)
+    c = check_real("c", c, lo=0.0, lo_open=True); snr = check_real("snr", snr, lo=0.0)
     g = np.maximum(_gamma_grid(gamma), GAMMA_RANGE[0]); b = 1 - c + g
     h = np.hypot(b, 2 * np.sqrt(c * g))
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -203,6 +203,7 @@ def simulate_test_errors(f, # activation
     n_test = check_int("n_test", n_test, lo=2); check_choice("kernel", kernel, ("real", "gaussian"))
     check_memory("n, p, n_test", 8.0 * (4 * n * n + 3 * p * n + 3 * max(n, p)**2 + 3 * (n + p) * n_test))
     g = _gamma_grid(gammas, "gammas")
+    check_memory("trials", 8.0 * 4 * trials * g.size)
     mu_, wk, wq = _vec("mu", mu, p), _vec("w_K", w_K, p), _vec("w_Q", w_Q, p)
     A, R, At, Rt = (np.empty((trials, g.size)) for _ in range(4))
     for k, rng in enumerate(spawn(seed, trials)):

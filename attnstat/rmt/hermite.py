@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import special, integrate
 from ..core import check_real, check_positive, check_choice
-from ..gaussian import quad_expect
+from ..gaussian import quad_expect, _check_bool
 
 # %% auto #0
 __all__ = ['ACTIVATIONS', 'CentringWarning', 'HermiteCoefficients', 'Activation', 'activation', 'hermite_coefficients']
@@ -70,6 +70,9 @@ def _check_square_integrable(f0):
     t = np.array([-40.0, -30.0, -20.0, 20.0, 30.0, 40.0])
     with np.errstate(all="ignore"):
         v = np.asarray(f0(t), dtype=float)
+    if np.isnan(v).any():
+        raise ValueError(f"f returned NaN at t = {t[np.isnan(v)][0]:g}: f must be defined (not NaN) on the whole real line")
+    with np.errstate(all="ignore"):
         tail = v**2 * np.exp(-t**2 / 2) * np.abs(t) / math.sqrt(2 * math.pi)
     if not np.all(np.isfinite(tail)) or tail.max() > 1e-6:
         raise ValueError("f must be square-integrable under the standard Gaussian (E f(xi)^2 < inf): "
@@ -94,7 +97,8 @@ def _coefficients(f0, bps) -> HermiteCoefficients:
     _check_square_integrable(f0)
     def s(t):
         v = float(f0(t))
-        if not math.isfinite(v): raise ValueError(f"f must be finite on the real line, got f({t}) = {v}")
+        if math.isnan(v): raise ValueError(f"f returned NaN at t = {t:g}: f must be defined (not NaN) on the whole real line")
+        if not math.isfinite(v): raise ValueError(f"f must be finite on the real line, got f({t:g}) = {v}")
         return v
     a0 = _expect(s, bps)
     a1 = _expect(lambda t: t * s(t), bps)
@@ -141,10 +145,8 @@ def activation(f, # a name from ACTIVATIONS, a callable f0, or an Activation
                warn:bool|None=None, # warn if f0 is not centred (default: only for callables)
               ) -> Activation:
     "Resolve `f` into an `Activation` (named activations are cached)."
-    if warn is not None and not isinstance(warn, (bool, np.bool_)):
-        raise TypeError(f"warn must be True, False or None, got {type(warn).__name__}")
-    if level is not None and (isinstance(level, (bool, np.bool_)) or not isinstance(level, numbers.Real)):
-        raise TypeError(f"level must be a real number, got {type(level).__name__}")
+    warn = _check_bool("warn", warn, allow_none=True)
+    if level is not None: check_real("level", level)
     if isinstance(breakpoints, (str, bytes)) or not all(isinstance(b, numbers.Real) for b in np.ravel(np.asarray(breakpoints, dtype=object))):
         raise TypeError("breakpoints must be a sequence of real numbers")
     if isinstance(f, Activation): return f

@@ -7,8 +7,8 @@ from __future__ import annotations
 import math, numbers
 from dataclasses import dataclass, field
 import numpy as np
-from ..core import check_real, check_positive, check_int, check_choice, check_array, check_memory, as_generator, spawn
-from ..gaussian import mean_stderr, cov_sqrt
+from ..core import check_real, check_positive, check_int, check_choice, check_array, check_memory, as_generator, spawn, ParameterTypeError
+from ..gaussian import mean_stderr, cov_sqrt, _check_bool
 from .hermite import activation, Activation
 
 # %% auto #0
@@ -16,37 +16,20 @@ __all__ = ['balanced_labels', 'signal_plus_noise', 'fplr_weights', 'vectors_from
            'diagonal_level', 'gaussian_equivalent_kernel', 'ridge_errors', 'EmpiricalErrors', 'empirical_errors']
 
 # %% ../../nbs/03b_rmt_kernel.ipynb #77fb8959
-def _int_arg(name, value, lo=None, hi=None):
-    "check_int, with TypeError (not ValueError) for a non-integer type."
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an integer, got {type(value).__name__}")
-    return check_int(name, value, lo, hi)
-
-def _real_arg(name, value, **kw):
-    "check_real, with TypeError (not ValueError) for a non-real type."
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
-    return check_real(name, value, **kw)
-
 def _array_arg(name, value, **kw):
-    "check_array, with TypeError naming `name` when `value` is not numeric, and ValueError when it is empty."
-    if isinstance(value, (str, bytes)) or value is None:
-        raise TypeError(f"{name} must be a numeric array, got {type(value).__name__}")
-    try: np.asarray(value, dtype=float)
-    except (TypeError, ValueError): raise TypeError(f"{name} must be a numeric array, got {type(value).__name__}") from None
+    "check_array that also refuses None and booleans (ParameterTypeError) and empty arrays (ValueError), naming `name`."
+    if value is None or isinstance(value, (bool, np.bool_)):
+        raise ParameterTypeError(f"{name} must be an array of real numbers, got {type(value).__name__}")
     a = check_array(name, value, **kw)
+    if np.asarray(value).dtype == bool: raise ParameterTypeError(f"{name} must be an array of real numbers, got booleans")
     if a.size == 0: raise ValueError(f"{name} must not be empty, got shape {a.shape}")
     return a
 
-def _bool_arg(name, value):
-    "A bool, or TypeError naming `name`."
-    if not isinstance(value, (bool, np.bool_)): raise TypeError(f"{name} must be True or False, got {type(value).__name__}")
-    return bool(value)
-
-def _gammas(gammas):
-    "The ridge parameters as a 1-d float array, all finite and > 0."
-    g = np.atleast_1d(_array_arg("gammas", gammas))
-    if g.ndim != 1 or np.any(g <= 0): raise ValueError(f"gammas must be a 1-d list of finite ridge parameters > 0, got {g}")
+def _gamma_grid(gamma, name="gamma"):
+    "Ridge parameters as a non-empty 1-d float grid, all finite and in (0, inf); errors name `name`."
+    g = np.atleast_1d(_array_arg(name, gamma))
+    if g.ndim != 1: raise ValueError(f"{name} must be a number or a 1-d list of ridge parameters, got shape {g.shape}")
+    if np.any(g <= 0): raise ValueError(f"{name} must lie in (0, inf), got {g if g.size < 6 else 'a grid with min ' + str(g.min())}")
     return g
 
 def _vec(name, v, p):
@@ -68,7 +51,7 @@ def balanced_labels(n:int, # number of tokens (>= 2)
                     seed=None, # int, None or Generator
                    ) -> np.ndarray:
     "n labels in {-1, +1} with n//2 of them -1, in random order."
-    n = _int_arg("n", n, lo=2)
+    n = check_int("n", n, lo=2)
     check_memory("n", 16.0 * n)
     y = np.ones(n); y[: n // 2] = -1.0
     return as_generator(seed).permutation(y)
@@ -80,7 +63,7 @@ def signal_plus_noise(n:int, # number of tokens (>= 2)
                       seed=None, # int, None or Generator
                      ) -> tuple:
     "Tokens X = mu y^T + Z (p x n) with balanced labels y and i.i.d. N(0, 1) noise Z; returns (X, y)."
-    n = _int_arg("n", n, lo=2); p = _int_arg("p", p, lo=1)
+    n = check_int("n", n, lo=2); p = check_int("p", p, lo=1)
     _guard(n, p, 16.0 * p * n)
     mu = _vec("mu", mu, p); rng = as_generator(seed)
     y = balanced_labels(n, rng)
@@ -93,7 +76,7 @@ def fplr_weights(w_K, # key direction
                 ) -> np.ndarray:
     "The full-plus-low-rank key–query matrix W = W_K^T W_Q = I_p + w_K w_Q^T."
     w_K, w_Q = np.atleast_1d(_array_arg("w_K", w_K)), np.atleast_1d(_array_arg("w_Q", w_Q))
-    p = max(w_K.size, w_Q.size) if p is None else _int_arg("p", p, lo=1)
+    p = max(w_K.size, w_Q.size) if p is None else check_int("p", p, lo=1)
     check_memory("p", 16.0 * p * p)
     return np.eye(p) + np.outer(_vec("w_K", w_K, p), _vec("w_Q", w_Q, p))
 
@@ -114,9 +97,9 @@ def aligned_vectors(snr:float, # ||mu||^2
                     phi_Q:float|None=None, # angle between w_Q and mu (default phi)
                    ) -> tuple:
     "mu = sqrt(snr) e1, w_K = r (cos phi e1 + sin phi e2), w_Q likewise (default w_Q = w_K)."
-    snr = _real_arg("snr", snr, lo=0.0); r = _real_arg("r", r, lo=0.0); phi = _real_arg("phi", phi)
-    r_Q = r if r_Q is None else _real_arg("r_Q", r_Q, lo=0.0)
-    phi_Q = phi if phi_Q is None else _real_arg("phi_Q", phi_Q)
+    snr = check_real("snr", snr, lo=0.0); r = check_real("r", r, lo=0.0); phi = check_real("phi", phi)
+    r_Q = r if r_Q is None else check_real("r_Q", r_Q, lo=0.0)
+    phi_Q = phi if phi_Q is None else check_real("phi_Q", phi_Q)
     return (np.array([math.sqrt(snr), 0.0]), r * np.array([math.cos(phi), math.sin(phi)]),
             r_Q * np.array([math.cos(phi_Q), math.sin(phi_Q)]))
 
@@ -149,7 +132,7 @@ def diagonal_level(f, # activation
                    p:int, # embedding dimension
                   ) -> float:
     "The diagonal level d = (f0(sqrt p) - a0)/sqrt p that stands for the kept kernel diagonal in the theory."
-    act = activation(f); p = _int_arg("p", p, lo=1)
+    act = activation(f); p = check_int("p", p, lo=1)
     return float((act(np.array([math.sqrt(p)]))[0] - act.coef.a0) / math.sqrt(p))
 
 # %% ../../nbs/03b_rmt_kernel.ipynb #7fb96a77
@@ -163,7 +146,7 @@ def gaussian_equivalent_kernel(X, # tokens, p x n
                               ) -> np.ndarray:
     "K~ = a1 (X^T W X/p - I) + d I + N_sigma: linear attention plus symmetric noise of entry variance sigma^2/p."
     X = _array_arg("X", X, ndim=2); p, n = X.shape
-    act = activation(f); check_choice("diag", diag, ("zero", "keep")); a2_term = _bool_arg("a2_term", a2_term)
+    act = activation(f); check_choice("diag", diag, ("zero", "keep")); a2_term = _check_bool("a2_term", a2_term)
     _guard(n, p, 8.0 * (4 * n * n + p * n))
     K = act.coef.a1 * (_bilinear(X, w_K, w_Q) / p - np.eye(n))
     N = as_generator(seed).standard_normal((n, n)) * math.sqrt(act.coef.sigma2 / (2 * p))
@@ -183,7 +166,7 @@ def ridge_errors(Phi, # features, p x n (one column per token)
                 ) -> np.ndarray:
     "Training errors gamma^2 y^T Q^2 y/n of the ridge readout on Phi, on a gamma grid, from one eigendecomposition."
     Phi = _array_arg("Phi", Phi, ndim=2); p, n = Phi.shape
-    y = _array_arg("y", y, shape=(n,)); g = _gammas(gammas)
+    y = _array_arg("y", y, shape=(n,)); g = _gamma_grid(gammas, "gammas")
     m = min(p, n); check_memory("min(p, n)", 8.0 * (3 * m * m + g.size * m))
     if p >= n:
         lam, U = np.linalg.eigh(Phi.T @ Phi / n)
@@ -242,9 +225,9 @@ def empirical_errors(f, # activation: a name, a callable or an Activation
                      kernel:str="real", # "real" nonlinear kernel or its "gaussian" equivalent
                     ) -> EmpiricalErrors:
     "Simulated E_Attn and E_RR on the same (X, y) per trial, on a gamma grid (one eigendecomposition each)."
-    n = _int_arg("n", n, lo=2); p = _int_arg("p", p, lo=1); trials = _int_arg("trials", trials, lo=1)
+    n = check_int("n", n, lo=2); p = check_int("p", p, lo=1); trials = check_int("trials", trials, lo=1)
     check_choice("diag", diag, ("zero", "keep")); check_choice("kernel", kernel, ("real", "gaussian"))
-    g = _gammas(gammas)
+    g = _gamma_grid(gammas, "gammas")
     m = min(p, n)
     _guard(n, p, 8.0 * (5 * n * n + 4 * p * n + 3 * m * m) + 16.0 * trials * g.size)
     act = activation(f)

@@ -127,7 +127,8 @@ def sim_stats(panel:dict, # a panel from load_panel
 
 # %% ../../nbs/03d_rmt_vs_ridge.ipynb #03d67005
 from scipy import optimize as _opt
-from .theory import (_problem, _noise_solution, _gamma_grid, _real, GAMMA_RANGE, mp_rule, attention_theory,
+from ..core import check_real
+from .theory import (_problem, _noise_solution, _gamma_grid, GAMMA_RANGE, mp_rule, attention_theory,
                                  attention_error, ridge_error, mp_stieltjes)
 from .hermite import activation
 
@@ -137,7 +138,7 @@ def feature_scale(f, # activation
                   diag:float=0.0, # kernel diagonal level d
                  ) -> float:
     "Mean eigenvalue tr(Phi^T Phi/n)/n of the attention features: tau^2 + c int x m0(x)^2 dmu_c = tau^2 + c E[x m0(x)^2]."
-    act = activation(f); c = _real("c", c, lo=1e-6, hi=1e6); d = _real("diag", diag, lo=-1e6, hi=1e6)
+    act = activation(f); c = check_real("c", c, lo=1e-6, hi=1e6); d = check_real("diag", diag, lo=-1e6, hi=1e6)
     a1, s2 = act.coef.a1, act.coef.sigma2
     r, k = a1 / c, a1 - d                                  # m0(x) = r x - k; moments of mu_c: 1, 1 + c, 1 + 3c + c^2
     return float(s2 + c * (r * r * (1 + 3 * c + c * c) - 2 * r * k * (1 + c) + k * k))
@@ -146,7 +147,7 @@ def feature_scale(f, # activation
 def ridge_feature_scale(*, c:float, # ratio p/n
                        ) -> float:
     "Mean eigenvalue tr(X^T X/n)/n of the raw tokens: c (the signal adds O(1/n))."
-    return _real("c", c, lo=0.0, lo_open=True)
+    return check_real("c", c, lo=0.0, lo_open=True)
 
 # %% ../../nbs/03d_rmt_vs_ridge.ipynb #7a28a908
 def effective_dof(f, # activation
@@ -155,7 +156,7 @@ def effective_dof(f, # activation
                   diag:float=0.0, # kernel diagonal level d
                  ):
     "Effective degrees of freedom per token, tr(Phi^T Phi/n (Phi^T Phi/n + gamma)^{-1})/n = 1 - gamma tr Q/n, in (0, min(1, c))."
-    act = activation(f); c = _real("c", c, lo=1e-6, hi=1e6); d = _real("diag", diag, lo=-1e6, hi=1e6)
+    act = activation(f); c = check_real("c", c, lo=1e-6, hi=1e6); d = check_real("diag", diag, lo=-1e6, hi=1e6)
     g = _gamma_grid(gamma); ge = np.clip(g, *GAMMA_RANGE)
     rule = mp_rule(c)
     _, X, _ = _noise_solution(c, act.coef.a1, act.coef.sigma2, d, tuple(g), rule.nodes.size, 1e-12, 0.3, 20_000, "newton")
@@ -173,7 +174,7 @@ def ridge_effective_dof(*, c:float, # ratio p/n
                         gamma, # ridge parameter(s) > 0
                        ):
     "Effective degrees of freedom per token of ridge regression on the tokens: c (1 - gamma m_c(-gamma))."
-    c = _real("c", c, lo=0.0, lo_open=True); g = np.clip(_gamma_grid(gamma), *GAMMA_RANGE)
+    c = check_real("c", c, lo=0.0, lo_open=True); g = np.clip(_gamma_grid(gamma), *GAMMA_RANGE)
     out = c * (1 - g * mp_stieltjes(-g, c))
     return float(out[0]) if np.ndim(gamma) == 0 else out
 
@@ -184,8 +185,8 @@ def matched_dof_gamma(f, # activation
                       diag:float=0.0, # kernel diagonal level d
                      ) -> float:
     "The gamma at which attention has `dof` effective degrees of freedom per token (root in log gamma)."
-    c = _real("c", c, lo=1e-6, hi=1e6); top = min(1.0, c)
-    dof = _real("dof", dof, lo=0.0, hi=top, lo_open=True, hi_open=True)
+    c = check_real("c", c, lo=1e-6, hi=1e6); top = min(1.0, c)
+    dof = check_real("dof", dof, lo=0.0, hi=top, lo_open=True, hi_open=True)
     h = lambda lg: effective_dof(f, c=c, gamma=math.exp(lg), diag=diag) - dof
     lo, hi = math.log(GAMMA_RANGE[0]), math.log(GAMMA_RANGE[1])
     if h(lo) < 0: return GAMMA_RANGE[0]                  # dof too close to min(1, c): attention reaches it only as gamma -> 0
@@ -208,7 +209,7 @@ def compare_attention_ridge(f, # activation
                            ) -> dict:
     "E_Attn and E_RR at a regularisation chosen by `scale` (raw, scale-invariant or matched degrees of freedom)."
     check_choice("scale", scale, SCALES)
-    c = _real("c", c, lo=1e-6, hi=1e6); g = _gamma_grid(gamma); snr = float(np.sum(np.square(np.asarray(mu, float))))
+    c = check_real("c", c, lo=1e-6, hi=1e6); g = _gamma_grid(gamma); snr = float(np.sum(np.square(np.asarray(mu, float))))
     if scale == "raw": gA, gR = g, g
     elif scale == "relative": gA, gR = g * feature_scale(f, c=c, diag=diag), g * ridge_feature_scale(c=c)
     else:

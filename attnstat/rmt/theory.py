@@ -12,6 +12,8 @@ from scipy import optimize
 from ..core import check_real, check_positive, check_int, check_choice, check_array, check_memory, ConvergenceError
 from ..fixed_point import fixed_point, continuation, FixedPointResult
 from .hermite import activation, Activation
+from ..gaussian import _check_bool
+from .models import _array_arg, _gamma_grid
 
 # %% auto #0
 __all__ = ['GAMMA_RANGE', 'GRAM_MAX', 'mp_edges', 'mp_stieltjes', 'mp_stieltjes_derivative', 'SpectralRule', 'default_nodes',
@@ -87,6 +89,7 @@ class SpectralRule:
 def default_nodes(c:float, # ratio p/n
                  ) -> int:
     "Gauss–Chebyshev nodes giving ~1e-12 accuracy away from c = 1 (1000), more where lambda_- -> 0 (16000)."
+    c = check_real("c", c, lo=0.0, lo_open=True)
     return 1000 if (1 - math.sqrt(c))**2 >= 0.02 else 16000
 
 @lru_cache(maxsize=64)
@@ -184,19 +187,7 @@ def _fp_map(x, gamma, c, a1, s2, d, rule, t=0.0, cl=None):
 
 GAMMA_RANGE = (1e-30, 1e30)   # gamma outside is evaluated at the nearest end (the errors have reached their limits)
 
-def _gamma_grid(gamma, name="gamma"):
-    "A 1-d float grid of positive finite gammas; TypeError for non-numbers, ValueError naming `gamma` otherwise."
-    if isinstance(gamma, (str, bytes, bool, np.bool_)) or gamma is None:
-        raise TypeError(f"{name} must be a positive number or a 1-d sequence of them, got {type(gamma).__name__}")
-    try: g = np.asarray(gamma)
-    except Exception: raise TypeError(f"{name} must be a positive number or a 1-d sequence of them") from None
-    if g.dtype.kind not in "iuf":
-        raise TypeError(f"{name} must be a positive number or a 1-d sequence of them, got {g.dtype} values")
-    g = g.astype(float)
-    if g.ndim > 1 or g.size == 0: raise ValueError(f"{name} must be a positive number or a non-empty 1-d grid, got shape {g.shape}")
-    if not np.all(np.isfinite(g)) or np.any(g <= 0):
-        raise ValueError(f"{name} must lie in (0, inf), got {g if g.size < 6 else 'a grid with min ' + str(g.min())}")
-    return np.atleast_1d(g)
+
 
 # %% ../../nbs/03c_rmt_theory.ipynb #b4692548
 @dataclass
@@ -307,17 +298,9 @@ GRAM_MAX = 1e12   # largest allowed |mu|^2, |w_K|^2, |w_Q|^2: beyond, the errors
                   # to ~1e-10 and the spectral weights would overflow
 
 def _vector(name, v):
-    "A non-empty 1-d float vector; TypeError for non-numbers, ValueError for bad values."
-    if isinstance(v, (str, bytes)) or v is None:
-        raise TypeError(f"{name} must be a 1-d sequence of real numbers, got {type(v).__name__}")
-    try: a = np.atleast_1d(np.asarray(v))
-    except Exception: raise TypeError(f"{name} must be a 1-d sequence of real numbers") from None
-    if a.dtype.kind not in "iuf" or a.dtype == bool:
-        raise TypeError(f"{name} must be a 1-d sequence of real numbers, got {a.dtype} values")
-    a = a.astype(float)
+    "A non-empty 1-d float vector of squared norm <= GRAM_MAX; errors name `name`."
+    a = np.atleast_1d(_array_arg(name, v))
     if a.ndim != 1: raise ValueError(f"{name} must be a 1-d vector, got shape {a.shape}")
-    if a.size == 0: raise ValueError(f"{name} must be a non-empty vector (length >= 1), got an empty one")
-    if not np.all(np.isfinite(a)): raise ValueError(f"{name} must contain only finite numbers")
     n2 = float(np.sum((a / max(1.0, np.abs(a).max()))**2)) * max(1.0, np.abs(a).max())**2
     if n2 > GRAM_MAX:
         raise ValueError(f"{name} must have squared norm in [0, {GRAM_MAX:g}], got {n2:.3g}")
@@ -431,17 +414,10 @@ class AttentionTheory:
         return dict(gamma=self.gamma, ybar=self.ybar, E_attn=self.error, E_rr=self.ridge, delta=self.delta,
                     eta=self.eta, theta=self.theta, converged=self.converged, n_iter=self.n_iter, residual=self.residual)
 
-def _real(name, value, **kw):
-    "check_real with a TypeError (naming the parameter) for values that are not real numbers."
-    import numbers
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
-    return check_real(name, value, **kw)
-
 def _problem(f, c, mu, w_K, w_Q, diag, n_nodes, require_a1):
-    act = activation(f); c = _real("c", c, lo=1e-6, hi=1e6); d = _real("diag", diag, lo=-1e6, hi=1e6)
+    act = activation(f); c = check_real("c", c, lo=1e-6, hi=1e6); d = check_real("diag", diag, lo=-1e6, hi=1e6)
     G = _gram(mu, w_K, w_Q)
-    if not isinstance(require_a1, (bool, np.bool_)): raise TypeError(f"require_a1 must be a bool, got {type(require_a1).__name__}")
+    require_a1 = _check_bool("require_a1", require_a1)
     if require_a1 and abs(act.coef.a1) < 1e-10:
         raise ValueError(f"a_1 = E[xi f(xi)] must be nonzero for the theorem (got a_1 = {act.coef.a1:.3g} for {act.label}); "
                          "pass require_a1=False for the degenerate case")
@@ -467,7 +443,7 @@ def attention_theory(f, # activation: a name, a callable or an Activation
     act, P = _problem(f, c, mu, w_K, w_Q, diag, n_nodes, require_a1)
     check_choice("derivative", derivative, ("implicit", "complex", "fd")); check_choice("method", method, ("newton", "damped"))
     g = _gamma_grid(gamma); ge = np.clip(g, *GAMMA_RANGE)
-    tol = _real("tol", tol, lo=1e-15, hi=1e-3); damping = _real("damping", damping, lo=0.0, hi=0.99)
+    tol = check_real("tol", tol, lo=1e-15, hi=1e-3); damping = check_real("damping", damping, lo=0.0, hi=0.99)
     max_iter = check_int("max_iter", max_iter, lo=1)
     res, X, dX = _noise_solution(P.c, P.a1, P.s2, P.d, tuple(g), P.rule.nodes.size, tol, damping, max_iter, method)
     yb = np.array([_ybar(x, gi, P) for x, gi in zip(X, ge)])
@@ -516,9 +492,9 @@ def ridge_error(*, c:float, # ratio p/n > 0
                 snr:float, # ||mu||^2 >= 0
                ):
     "Closed-form limiting interpolation error of ridge regression on the tokens (a float for a scalar gamma)."
-    c = _real("c", c, lo=0.0, lo_open=True); snr = _real("snr", snr, lo=0.0)
+    c = check_real("c", c, lo=0.0, lo_open=True); snr = check_real("snr", snr, lo=0.0)
     if np.ndim(gamma) == 0 and not isinstance(gamma, (str, bytes, bool, np.bool_)):   # scalar fast path
-        g = max(_real("gamma", gamma, lo=0.0, lo_open=True), GAMMA_RANGE[0])
+        g = max(check_real("gamma", gamma, lo=0.0, lo_open=True), GAMMA_RANGE[0])
         b = 1 - c + g; h = math.hypot(b, 2 * math.sqrt(c * g))
         m = 2 / (b + h) if b >= 0 else (h - b) / (2 * c * g)
         gm = g * m; gmp = (c * gm * m + gm) / (2 * c * gm + b)
@@ -531,7 +507,7 @@ def ridge_error_ridgeless(*, c:float, # ratio p/n > 0
                           snr:float, # ||mu||^2 >= 0
                          ) -> float:
     "The gamma -> 0 limit of ridge_error: (1 - c)/(1 + snr) for c < 1, else 0."
-    c = _real("c", c, lo=0.0, lo_open=True); snr = _real("snr", snr, lo=0.0)
+    c = check_real("c", c, lo=0.0, lo_open=True); snr = check_real("snr", snr, lo=0.0)
     return (1 - c) / (1 + snr) if c < 1 else 0.0
 
 # %% ../../nbs/03c_rmt_theory.ipynb #0eb93567
@@ -542,7 +518,7 @@ def ridgeless_fixed_point(f, # activation
                           tol:float=1e-13, # tolerance on the undamped residual
                          ) -> FixedPointResult:
     "Solve the gamma -> 0 system for (eta, theta) when c < 1 (Newton in log(1 + eta), theta); x = (eta, theta), param = D_hat."
-    act = activation(f); c = _real("c", c, lo=0, hi=1, lo_open=True, hi_open=True); d = _real("diag", diag, lo=-1e6, hi=1e6)
+    act = activation(f); c = check_real("c", c, lo=0, hi=1, lo_open=True, hi_open=True); d = check_real("diag", diag, lo=-1e6, hi=1e6)
     a1, s2 = act.coef.a1, act.coef.sigma2
     lam, w = _mp_nodes(c, check_int("n_nodes", default_nodes(c) if n_nodes is None else n_nodes, lo=2))
     D = s2 * (1 - c) / c

@@ -190,8 +190,6 @@ def attention_predict(X, # (n, L, D) tokens (padded tokens are ignored through `
     X = np.asarray(X)
     if not np.issubdtype(X.dtype, np.number): raise TypeError(f"X must be a numeric array, got dtype {X.dtype}")
     if X.ndim != 3: raise ValueError(f"X must have shape (n, L, D), got {X.shape}")
-    if isinstance(batch_size, (bool, np.bool_)) or not isinstance(batch_size, numbers.Integral):
-        raise TypeError(f"batch_size must be an integer, got {type(batch_size).__name__}")
     batch_size = check_int("batch_size", batch_size, lo=1)
     if mask is not None and np.shape(mask) != X.shape[:2]: raise ValueError(f"mask must have shape {X.shape[:2]}, got {np.shape(mask)}")
     D = X.shape[-1]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math, time, warnings
 from dataclasses import dataclass, field
 import numpy as np
-from ..core import check_choice, check_memory, spawn, ConvergenceError, ConvergenceWarning
+from ..core import check_choice, check_memory, check_real, spawn, ConvergenceError, ConvergenceWarning
 from ..gaussian import cov_sqrt
 from .models import SLRModel
 from .bayes import (bayes_channel, bayes_prediction, nishimori_sample, _check_model, _real, _int, _seed, _type_check)
@@ -32,6 +32,7 @@ def prior_precision(model:SLRModel, # SpikedSLR or MaxSLR
                     alpha:float, # sample ratio N/D
                    ) -> np.ndarray:
     "Extra Gaussian precision on (k, v) from the likelihood's normalisation: diag(alpha nu, 0) in spiked-SLR, 0 in max-SLR."
+    _check_model(model); alpha = check_real("alpha", alpha, lo=0.0)       # TypeError (ParameterTypeError) / ValueError
     return np.diag([alpha * model.nu, 0.0]) if model.kind == "spiked" else np.zeros((2, 2))
 
 @dataclass
@@ -68,7 +69,14 @@ def gamp(model:SLRModel, # SpikedSLR or MaxSLR (the channel)
          min_iter:int=1, # iterations before the stopping test
         ) -> AMPResult:
     "Bayes-optimal GAMP with 2x2 variances: output step on each sample's L x 2 fields, Gaussian prior denoiser."
+    _check_model(model)
+    max_iter = _int("max_iter", max_iter, lo=1); min_iter = _int("min_iter", min_iter, lo=1); n_gh = _int("n_gh", n_gh, lo=1)
+    tol = _real("tol", tol, lo=0.0); damping = _real("damping", damping, lo=0.0, hi=1.0, hi_open=True)
+    X = np.asarray(X)
+    if X.ndim != 3 or X.shape[1] < 1 or X.shape[2] < 2: raise ValueError(f"X must have shape (N, L, D) with D >= 2, got {X.shape}")
     N, L, D = X.shape
+    for name, a, shape in (("y", y, (N,)), ("mask", mask, (N, L)), ("W0", W0, (D, 2))):
+        if np.shape(a) != shape: raise ValueError(f"{name} must have shape {shape}, got {np.shape(a)}")
     A2 = X.reshape(N * L, D); sq = math.sqrt(D)
     W = np.array(W0, float); Wst = W_star if W_star is not None else np.zeros((D, 2))
     Sigma = np.eye(2) - _sym(W.T @ W) / D if Sigma0 is None else np.array(Sigma0, float)

@@ -14,18 +14,6 @@ from ..core import check_real, check_int, as_generator, spawn, check_array, chec
 __all__ = ['parse_lengths', 'teacher', 'Projections', 'SLRData', 'SLRModel', 'SpikedSLR', 'MaxSLR']
 
 # %% ../../nbs/01a_slr_models.ipynb #ca4c2886
-def _real(name, value, **kw):
-    "check_real, with TypeError (naming `name`) for a value that is not a real number."
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
-    return check_real(name, value, **kw)
-
-def _int(name, value, **kw):
-    "check_int, with TypeError (naming `name`) for a value that is not an integer."
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an integer, got {type(value).__name__}")
-    return check_int(name, value, **kw)
-
 def parse_lengths(L, # an int >= 1 or a dict {length: probability}
                  ) -> dict:
     "Validate a sequence length or a length distribution; return `{length: probability}` sorted by length."
@@ -33,8 +21,8 @@ def parse_lengths(L, # an int >= 1 or a dict {length: probability}
         if len(L) == 0: raise ValueError("L must be an int >= 1 or a non-empty dict {length: probability}, got {}")
         out = {}
         for l, p in L.items():
-            l = _int("L (a length of the distribution)", l, lo=1)
-            p = _real(f"L[{l}] (a probability)", p, lo=0.0, hi=1.0)
+            l = check_int("L (a length of the distribution)", l, lo=1)
+            p = check_real(f"L[{l}] (a probability)", p, lo=0.0, hi=1.0)
             if p > 0: out[l] = out.get(l, 0.0) + p
         tot = sum(out.values())
         if not out or abs(tot - 1.0) > 1e-9:
@@ -49,7 +37,7 @@ def teacher(D:int, # dimension (>= 2)
             seed=None, # int or numpy Generator
            ) -> tuple:
     "Orthonormal teacher directions `(k_star, v_star)`, each of norm sqrt(D)."
-    D = _int("D", D, lo=2)
+    D = check_int("D", D, lo=2)
     check_memory("D", 8.0 * 4 * D)
     G = as_generator(seed).standard_normal((D, 2))
     Qm, _ = np.linalg.qr(G)
@@ -111,8 +99,8 @@ class SLRModel:
         self.L_max = max(self.length_probs)
         self.variable_length = len(self.length_probs) > 1
         self.L = L if not isinstance(L, dict) else dict(self.length_probs)
-        self.nu = _real("nu", nu, lo=0.0, allow_inf=(self.kind == "max"))
-        self.noise = _real("noise", noise, lo=0.0)
+        self.nu = check_real("nu", nu, lo=0.0, allow_inf=(self.kind == "max"))
+        self.noise = check_real("noise", noise, lo=0.0)
 
     @property
     def mean_length(self) -> float:
@@ -151,7 +139,7 @@ class SLRModel:
                            seed=None, # int or numpy Generator
                           ) -> Projections:
         "Draw the projections (chi*, z*), location, label, lengths and mask of `n` sequences."
-        n = _int("n", n, lo=1)
+        n = check_int("n", n, lo=1)
         check_memory("n * L", 8.0 * 8 * n * self.L_max)      # chi*, z*, mask, uniforms and temporaries
         rng = as_generator(seed)
         lengths, mask = self._draw_lengths(rng, n)
@@ -168,7 +156,7 @@ class SLRModel:
                dtype=np.float64, # dtype of X (float64 or float32)
               ) -> SLRData:
         "Draw `n` D-dimensional sequences (padded to L_max) with labels, lengths and the hidden location."
-        n = _int("n", n, lo=1); D = _int("D", D, lo=2)
+        n = check_int("n", n, lo=1); D = check_int("D", D, lo=2)
         if np.dtype(dtype) not in (np.float32, np.float64): raise ValueError(f"dtype must be float32 or float64, got {dtype!r}")
         check_memory("n * L * D", 8.0 * 2 * n * self.L_max * D)   # the float64 tokens and one temporary
         r_teacher, r_proj, r_bulk = spawn(seed, 3)

@@ -10,8 +10,8 @@ import numpy as np
 from scipy import optimize, special
 from ..core import (check_real, check_int, check_choice, check_array, check_memory, spawn,
                            ConvergenceError, ConvergenceWarning)
-from ..gaussian import gauss_expect, cov_sqrt
-from .models import SLRModel, SpikedSLR, MaxSLR, _real, _int
+from ..gaussian import gauss_expect, cov_sqrt, _check_bool
+from .models import SLRModel, SpikedSLR, MaxSLR
 from .activations import (Activation, NormalisedActivation, ElementwiseActivation, get_activation,
                                       softmax, linear, erf, softplus, attention_predict)
 
@@ -27,11 +27,15 @@ def _check_model(model):
     if not isinstance(model, SLRModel): raise TypeError(f"model must be a SpikedSLR or MaxSLR, got {type(model).__name__}")
     return model
 
+def _check_pair(m_name, m, q_name, q):
+    "An overlap m and a squared norm q >= m^2 (Cauchy-Schwarz); m * m, not m**2, so that a huge m gives a ValueError, not an OverflowError."
+    m = check_real(m_name, m); q = check_real(q_name, q, lo=0.0)
+    if q < m * m * (1 - 1e-12) - 1e-14:
+        raise ValueError(f"{q_name} must satisfy {q_name} >= {m_name}^2 = {m * m!r} (Cauchy-Schwarz), got {q!r}")
+    return m, q
+
 def _check_overlaps(m_k, q_k, c=0.0):
-    m_k = _real("m_k", m_k); q_k = _real("q_k", q_k, lo=0.0)
-    if q_k < m_k**2 * (1 - 1e-12) - 1e-14:
-        raise ValueError(f"q_k must satisfy q_k >= m_k^2 = {m_k**2!r} (Cauchy-Schwarz), got {q_k!r}")
-    return m_k, q_k, _real("c", c)
+    return (*_check_pair("m_k", m_k, "q_k", q_k), check_real("c", c))
 
 def _check_method(method):
     if not isinstance(method, str): raise TypeError(f"method must be a str, one of {list(_METHODS)}, got {type(method).__name__}")
@@ -39,7 +43,7 @@ def _check_method(method):
 
 def _check_quad(n, ds):
     "Validate the quadrature resolution: n Gauss-Hermite nodes in [8, 4096], s-step ds in (0, 1]."
-    return _int("n", n, lo=8, hi=4096), _real("ds", ds, lo=0.0, hi=1.0, lo_open=True)
+    return check_int("n", n, lo=8, hi=4096), check_real("ds", ds, lo=0.0, hi=1.0, lo_open=True)
 
 def _check_finite_terms(act, A, B, m_k, q_k, c):
     if not (np.isfinite(A) and np.isfinite(B)):
@@ -94,9 +98,9 @@ def population_risk_mc(model:SLRModel, # SpikedSLR or MaxSLR
                       ) -> tuple:
     "Monte Carlo (mean, standard error) of E(y - sigma(chi).z)^2 with (chi, z)_l = M h*_l + (Q - M M^T)^{1/2} xi_l."
     _check_model(model); act = get_activation(activation)
-    M = check_array("M", M, shape=(2, 2)); Q = check_array("Q", Q, shape=(2, 2)); c = _real("c", c)
+    M = check_array("M", M, shape=(2, 2)); Q = check_array("Q", Q, shape=(2, 2)); c = check_real("c", c)
     C = cov_sqrt(Q - M @ M.T, name="Q - M M^T")
-    draws, _ = _mc_draws(model, _int("n", n, lo=2), seed, _int("batch", batch, lo=1), param="n")
+    draws, _ = _mc_draws(model, check_int("n", n, lo=2), seed, check_int("batch", batch, lo=1), param="n")
     e2 = []
     for P, xi in draws:
         chi = M[0, 0] * P.chi_star + M[0, 1] * P.z_star + C[0, 0] * xi[0] + C[0, 1] * xi[1]
@@ -119,7 +123,7 @@ def empirical_risk(model:SLRModel, # SpikedSLR or MaxSLR
                   ) -> tuple:
     "Monte Carlo (mean, standard error) of (y - f(X))^2 for the actual predictor on fresh D-dimensional sequences."
     _check_model(model); get_activation(activation)
-    n = _int("n", n, lo=2); batch = _int("batch", batch, lo=1); c = _real("c", c)
+    n = check_int("n", n, lo=2); batch = check_int("batch", batch, lo=1); c = check_real("c", c)
     k_star = check_array("k_star", k_star, ndim=1); D = len(k_star)
     k = check_array("k", k, shape=(D,)); v = check_array("v", v, shape=(D,))
     check_memory("batch * L * D", 8.0 * 3 * min(batch, n) * model.L_max * D)
@@ -162,7 +166,7 @@ def expected_max_gaussian(L:int, # number of i.i.d. N(0, 1) variables
                           n:int=128, # Gauss-Hermite nodes
                          ) -> float:
     "kappa_L(nu) = E[sum_l softmax(nu G)_l G_l] for G_l i.i.d. N(0,1); at nu = inf, kappa_L = the mean of the maximum."
-    L = _int("L", L, lo=1); nu = _real("nu", nu, lo=0.0, allow_inf=True); n = _int("n", n, lo=8, hi=4096)
+    L = check_int("L", L, lo=1); nu = check_real("nu", nu, lo=0.0, allow_inf=True); n = check_int("n", n, lo=8, hi=4096)
     if L == 1 or nu == 0: return 0.0
     if np.isinf(nu): return float(_max_density_expect(lambda x: x, L, n))
     A, _ = _laplace_AB(lambda u: nu * np.asarray(u, float), 0.0, 1.0, {L: 1.0}, n=n, with_h=lambda x: x, L_factor=True)
@@ -412,8 +416,8 @@ def risk_terms(model:SLRModel, # SpikedSLR or MaxSLR
     act = get_activation(activation)
     m_k, q_k, c = _check_overlaps(m_k, q_k, c)
     method = _check_method(method)
-    n, ds = _check_quad(n, ds); n_mc = _int("n_mc", n_mc, lo=2)
-    if not isinstance(accuracy, (bool, np.bool_)): raise TypeError(f"accuracy must be a bool, got {type(accuracy).__name__}")
+    n, ds = _check_quad(n, ds); n_mc = check_int("n_mc", n_mc, lo=2)
+    accuracy = _check_bool("accuracy", accuracy)
     avail = _routes(model, act)
     if method == "auto": method = avail[0]
     elif method not in avail: raise ValueError(f"method must be one of {avail} for {model!r} and {act.name}, got {method!r}")
@@ -442,8 +446,7 @@ def population_risk(model:SLRModel, # SpikedSLR or MaxSLR
                     **kw, # passed to `risk_terms` (method, n, ds, n_mc, seed, accuracy)
                    ) -> PopulationRisk:
     "Population risk on the symmetric manifold: noise^2 + 1 - 2 m_v A + q_v B."
-    m_v = _real("m_v", m_v); q_v = _real("q_v", q_v, lo=0.0)
-    if q_v < m_v**2 * (1 - 1e-12) - 1e-14: raise ValueError(f"q_v must satisfy q_v >= m_v^2 = {m_v**2!r}, got {q_v!r}")
+    m_v, q_v = _check_pair("m_v", m_v, "q_v", q_v)
     t = risk_terms(model, activation, m_k, q_k, c, **kw)
     excess = _excess(t.A, t.B, t.cA, t.cB, m_v, q_v)
     if t.method == "monte carlo":   # standard error of the combined per-sample estimator
@@ -482,7 +485,7 @@ def bayes_risk(model:SLRModel, # SpikedSLR or MaxSLR (any length law, nu = inf a
     _check_model(model)
     n, ds = _check_quad(n, ds)
     if model.kind == "max" and np.isinf(model.nu): return BayesRisk(model.noise**2, 0.0, 0.0, "exact", -np.inf)
-    if not isinstance(accuracy, (bool, np.bool_)): raise TypeError(f"accuracy must be a bool, got {type(accuracy).__name__}")
+    accuracy = _check_bool("accuracy", accuracy)
     b, lb = _bayes_excess(model, n, ds)
     err = abs(_bayes_excess(model, n, ds, fine=True)[0] - b) if accuracy else np.nan
     return BayesRisk(model.noise**2 + b, b, err, "laplace", lb)
@@ -493,9 +496,9 @@ def bayes_risk_L2(nu:float, # spiked-SLR signal strength
                   n:int=128, # Gauss-Hermite nodes
                  ) -> float:
     "Spiked-SLR Bayes risk at L = 2 by the 1-D formula noise^2 + E[2 s(sqrt(nu) W)(1 - s(sqrt(nu) W))], W ~ N(sqrt(nu), 2)."
-    nu = _real("nu", nu, lo=0.0); noise = _real("noise", noise, lo=0.0)
+    nu = check_real("nu", nu, lo=0.0); noise = check_real("noise", noise, lo=0.0)
     a = math.sqrt(nu)
-    n = max(_int("n", n, lo=8, hi=4096), min(1024, int(40 * math.sqrt(2) * a)))   # resolve the logistic bump of width 1/a
+    n = max(check_int("n", n, lo=8, hi=4096), min(1024, int(40 * math.sqrt(2) * a)))   # resolve the logistic bump of width 1/a
     return noise**2 + float(gauss_expect(lambda w: 2 * special.expit(a * w) * special.expit(-a * w), a, 2.0, n=n, check=False))
 
 # %% ../../nbs/01c_slr_population.ipynb #fea5e0d1
@@ -504,7 +507,7 @@ def bayes_risk_mc(model:SLRModel, # SpikedSLR or MaxSLR
                   seed=0, # seed
                  ) -> tuple:
     "Monte Carlo (mean, standard error) of (y - p.z*)^2 with p = model.posterior(chi*): an independent check."
-    _check_model(model); n = _int("n", n, lo=2)
+    _check_model(model); n = check_int("n", n, lo=2)
     P = model.sample_projections(n, seed)
     err2 = (P.y - np.sum(model.posterior(P.chi_star, P.mask) * P.z_star, axis=1))**2
     return float(err2.mean()), float(err2.std(ddof=1) / math.sqrt(n))
@@ -548,11 +551,11 @@ def optimal_population_risk(model:SLRModel, # SpikedSLR or MaxSLR
     avail = _routes(model, act)
     if method == "auto": method = avail[0]
     elif method not in avail: raise ValueError(f"method must be one of {avail}, got {method!r}")
-    n_mc = _int("n_mc", n_mc, lo=2); n, _ = _check_quad(n, 0.25)
+    n_mc = check_int("n_mc", n_mc, lo=2); n, _ = _check_quad(n, 0.25)
     cnu = model.c_nu
-    cap = (1e3 if np.isinf(cnu) else max(30.0, 10 * cnu)) if m_k_cap is None else _real("m_k_cap", m_k_cap, lo=0.0, lo_open=True)
+    cap = (1e3 if np.isinf(cnu) else max(30.0, 10 * cnu)) if m_k_cap is None else check_real("m_k_cap", m_k_cap, lo=0.0, lo_open=True)
     free_c = act.has_offset and c is None
-    c_fix = 0.0 if c is None else _real("c", c)
+    c_fix = 0.0 if c is None else check_real("c", c)
     if x0 is not None:
         x0 = check_array("x0", x0, ndim=1)
         if len(x0) != 2 + free_c: raise ValueError(f"x0 must hold (m_k, r_k{', c' if free_c else ''}), got {len(x0)} values")
@@ -668,7 +671,7 @@ def optimal_risk_curve(models, # sequence of SLR models (e.g. a grid in nu or L)
     if isinstance(models, SLRModel) or not hasattr(models, "__iter__"):
         raise TypeError(f"models must be a sequence of SpikedSLR/MaxSLR models, got {type(models).__name__}")
     models = [_check_model(m) for m in models]
-    if not isinstance(warm, (bool, np.bool_)): raise TypeError(f"warm must be a bool, got {type(warm).__name__}")
+    warm = _check_bool("warm", warm)
     out, x0 = [], None
     act = get_activation(activation)
     for m in models:
@@ -685,7 +688,7 @@ def linear_spiked_asymptote(L:float, # sequence length (or E[L])
                             nu:float, # signal strength
                            ) -> float:
     "Leading term L/nu of the optimal linear-attention risk in spiked-SLR as nu -> inf (Delta = 0)."
-    return _real("L", L, lo=1.0) / _real("nu", nu, lo=0.0, lo_open=True)
+    return check_real("L", L, lo=1.0) / check_real("nu", nu, lo=0.0, lo_open=True)
 
 # %% ../../nbs/01c_slr_population.ipynb #d9331a4a
 SOFTMAX_DECAY_RATE = 0.25 # E_Bayes = exp(-nu/4 + o(nu)) in spiked-SLR, for every L >= 2
@@ -694,5 +697,5 @@ def bayes_spiked_asymptote(L:int, # sequence length >= 2
                            nu:float, # signal strength
                           ) -> float:
     "Leading term (L-1) (sqrt(pi)/2) nu^(-1/2) exp(-nu/4) of the spiked-SLR Bayes (= softmax) risk as nu -> inf."
-    L = _int("L", L, lo=2); nu = _real("nu", nu, lo=0.0, lo_open=True)
+    L = check_int("L", L, lo=2); nu = check_real("nu", nu, lo=0.0, lo_open=True)
     return (L - 1) * math.sqrt(math.pi) / 2 / math.sqrt(nu) * math.exp(-SOFTMAX_DECAY_RATE * nu)
