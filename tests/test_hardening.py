@@ -322,12 +322,7 @@ SLOW = {"silent wrong: softmax optimum vs Bayes at L=1e6", "slow failure: replic
 
 # Rows that still fail in code owned by another helper when this file was last updated: expected failures
 # (not strict), so the suite stays green and the day they are fixed they show as XPASS.
-KNOWN_FAILING = {
-    "message: custom activation NaN for t > 0.3": "attnstat.rmt.hermite (03a): reports 'not square-integrable' for a NaN",
-    "found: population_risk m_v=1e300": "attnstat.slr.population (01c): OverflowError in the q_v >= m_v^2 check",
-    "found: default_nodes c=-inf": "attnstat.rmt.theory (03c): 'math domain error', naming no parameter",
-    "found: simulate_test_errors trials=1e12": "attnstat.rmt.generalisation (03e): MemoryError; the memory guard leaves out trials",
-}
+KNOWN_FAILING = {}   # reproducer rows whose owner has not fixed them yet (none left)
 
 def _row(k):
     marks = ([pytest.mark.slow] if k in SLOW else []) + \
@@ -590,11 +585,7 @@ def _fuzz(module, name, drawn, fixed, slow=False):
         if old is None: os.environ.pop("ATTNSTAT_MAX_MEMORY", None)
         else: os.environ["ATTNSTAT_MAX_MEMORY"] = old
 
-KNOWN_FAILING_FUNCS = { # name: reason, for a function whose owner has not fixed a finding yet
-    "simulate_test_errors": "attnstat.rmt.generalisation (03e): trials=10**12 reaches numpy (MemoryError); the memory "
-                            "guard leaves out trials",
-    "default_nodes": "attnstat.rmt.theory (03c): c=-inf gives 'math domain error', naming no parameter",
-}
+KNOWN_FAILING_FUNCS = {}   # name: reason, for a function whose owner has not fixed a finding yet (none left)
 
 def _func(f):
     marks = ([pytest.mark.slow] if f[4] else []) + \

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from attnstat.core import ConvergenceWarning
 from attnstat.slr import SpikedSLR, MaxSLR
-from attnstat.slr.amp import simulate_amp, state_evolution, gamp
+from attnstat.slr.amp import simulate_amp, state_evolution, gamp, prior_precision
 from attnstat.slr.bayes import bayes_optimal_error, bayes_optimal_branches
 
 SEEDS = tuple(range(8))
@@ -88,3 +88,18 @@ def test_amp_as_dict_and_errors():
     with pytest.raises(TypeError, match="model"): simulate_amp(None, 1.0, 100)
     with pytest.raises(ValueError, match="D"): simulate_amp(MaxSLR(2, 1.0), 1.0, 1)
     with pytest.raises(ValueError, match="damping"): simulate_amp(MaxSLR(2, 1.0), 1.0, 100, damping=1.0)
+
+def test_prior_precision_and_gamp_arguments():
+    # Lambda = diag(alpha nu, 0) in spiked-SLR, 0 in max-SLR; wrong types raise TypeError, bad values ValueError, naming the parameter
+    np.testing.assert_array_equal(prior_precision(SpikedSLR(3, 2.0), 1.5), np.diag([3.0, 0.0]))
+    np.testing.assert_array_equal(prior_precision(MaxSLR(3, 2.0), 1.5), np.zeros((2, 2)))
+    with pytest.raises(TypeError, match="model"): prior_precision("spiked", 1.0)
+    with pytest.raises(TypeError, match="alpha"): prior_precision(SpikedSLR(2, 1.0), "0.1")
+    with pytest.raises(ValueError, match="alpha"): prior_precision(SpikedSLR(2, 1.0), float("nan"))
+    with pytest.raises(ValueError, match="alpha"): prior_precision(SpikedSLR(2, 1.0), -1.0)
+    X, y, mask = np.zeros((4, 2, 3)), np.zeros(4), np.ones((4, 2), bool)
+    with pytest.raises(TypeError, match="model"): gamp(None, X, y, mask, np.zeros((3, 2)))
+    with pytest.raises(ValueError, match="W0"): gamp(MaxSLR(2, 1.0), X, y, mask, np.zeros((2, 2)))
+    with pytest.raises(ValueError, match="y"): gamp(MaxSLR(2, 1.0), X, np.zeros(5), mask, np.zeros((3, 2)))
+    with pytest.raises(ValueError, match="damping"): gamp(MaxSLR(2, 1.0), X, y, mask, np.zeros((3, 2)), damping=1.0)
+    with pytest.raises(TypeError, match="max_iter"): gamp(MaxSLR(2, 1.0), X, y, mask, np.zeros((3, 2)), max_iter=2.5)

@@ -10,7 +10,7 @@ import numpy as np
 from ..core import check_choice, check_memory, check_real, spawn, ConvergenceError, ConvergenceWarning
 from ..gaussian import cov_sqrt
 from .models import SLRModel
-from .bayes import (bayes_channel, bayes_prediction, nishimori_sample, _check_model, _real, _int, _seed, _type_check)
+from .bayes import (bayes_channel, bayes_prediction, nishimori_sample, _check_model, _real, _int, _seed)
 
 # %% auto #0
 __all__ = ['prior_precision', 'AMPResult', 'gamp', 'StateEvolution', 'state_evolution', 'AMPSimulation', 'simulate_amp']

@@ -8,6 +8,7 @@ import math, numbers, warnings
 from dataclasses import dataclass, field
 import numpy as np
 from ..core import (check_real, check_positive, check_int, check_choice, check_memory, spawn,
+                           as_generator, ParameterTypeError,
                            ConvergenceError, ConvergenceWarning)
 from ..fixed_point import fixed_point
 from ..gaussian import hermite_rule
@@ -19,28 +20,16 @@ __all__ = ['LocationPrior', 'location_prior', 'ChannelOutput', 'bayes_channel', 
            'BayesBranches', 'bayes_optimal_branches', 'PhaseDiagram', 'bayes_phase_diagram']
 
 # %% ../../nbs/02c_slr_bayes_optimal.ipynb #fbb013e0
-def _type_check(name, value, types, what):
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, types):
-        raise TypeError(f"{name} must be {what}, got {type(value).__name__}")
-    return value
-
 def _check_model(model):
     if not isinstance(model, SLRModel):
         raise TypeError(f"model must be a SpikedSLR or MaxSLR, got {type(model).__name__}")
     return model
 
-def _real(name, value, **kw):
-    _type_check(name, value, numbers.Real, "a real number"); return check_real(name, value, **kw)
-
-def _int(name, value, **kw):
-    _type_check(name, value, numbers.Integral, "an integer"); return check_int(name, value, **kw)
+_real, _int = check_real, check_int   # core raises ParameterTypeError (a TypeError) for a wrong type
 
 def _seed(name, seed):
-    if seed is not None and not isinstance(seed, (numbers.Integral, np.random.Generator, np.random.SeedSequence)) \
-            or isinstance(seed, (bool, np.bool_)):
-        raise TypeError(f"{name} must be an int, None or a numpy Generator, got {type(seed).__name__}")
-    if isinstance(seed, numbers.Integral) and seed < 0: raise ValueError(f"{name} must be a non-negative integer, got {seed}")
-    return seed
+    "Validate a seed (int >= 0, None, SeedSequence or Generator) and return it unchanged."
+    as_generator(seed, name); return seed
 
 # %% ../../nbs/02c_slr_bayes_optimal.ipynb #68fb9e04
 @dataclass
@@ -336,7 +325,8 @@ def bayes_optimal_error(model:SLRModel, # SpikedSLR or MaxSLR
     _check_model(model)
     alpha = _real("alpha", alpha, lo=0.0, lo_open=True)
     n_mc = _int("n_mc", n_mc, lo=100); _seed("mc_seed", mc_seed)
-    _type_check("init", init, str, "a string"); check_choice("init", init, tuple(_INITS))
+    if not isinstance(init, str): raise ParameterTypeError(f"init must be a string, got {type(init).__name__}")
+    check_choice("init", init, tuple(_INITS))
     n_gh = _int("n_gh", n_gh, lo=2, hi=200); n_inner = _int("n_inner", n_inner, lo=2)
     n_blocks = _int("n_blocks", n_blocks, lo=0, hi=n_mc // 50)
     if n_blocks == 1: raise ValueError("n_blocks must be 0 or an integer in [2, n_mc/50], got 1")
