@@ -9,8 +9,8 @@ import numpy as np
 
 # %% auto #0
 __all__ = ['ConvergenceError', 'ConvergenceWarning', 'ParameterTypeError', 'check_real', 'check_positive', 'check_int',
-           'check_choice', 'check_array', 'available_memory', 'memory_limit', 'check_memory', 'as_generator', 'spawn',
-           'as_generator_seed']
+           'check_choice', 'check_array', 'available_memory', 'memory_limit', 'check_memory', 'lazy_exports',
+           'as_generator', 'spawn', 'as_generator_seed']
 
 # %% ../nbs/00_core.ipynb #9cf2e53f
 class ConvergenceError(RuntimeError):
@@ -128,6 +128,32 @@ def check_memory(param:str, # the parameter(s) that set the size, named in the m
         raise ValueError(f"{param} is too large: the call needs about {_gib(float(nbytes))} of memory, above the "
                          f"limit of {_gib(limit)} (lower {param}, or raise the limit with ATTNSTAT_MAX_MEMORY)")
     return float(nbytes)
+
+# %% ../nbs/00_core.ipynb #4fb069f6
+def lazy_exports(package:str, # the package's import name, e.g. "attnstat.slr"
+                 order:tuple=(), # submodules in precedence order (a later one wins on a name clash)
+                ) -> tuple:
+    "`(__all__, __getattr__, __dir__)` for a package whose submodules are imported on first use."
+    import ast, importlib, importlib.util, re, sys
+    from pathlib import Path
+    here = Path(importlib.util.find_spec(package).origin).parent
+    mods = sorted((q.stem for q in here.glob("*.py") if not q.stem.startswith("_")),
+                  key=lambda m: (order.index(m) if m in order else len(order), m))
+    names = {}
+    for m in mods:
+        found = re.search(r"^__all__\s*=\s*(\[.*?\])", (here / f"{m}.py").read_text(encoding="utf-8"), re.S | re.M)
+        if found:
+            for n in ast.literal_eval(found.group(1)): names[n] = m
+    def __getattr__(name):
+        "Import the submodule that defines `name` on first use."
+        if name in mods: return importlib.import_module(f"{package}.{name}")
+        if name in names:
+            value = getattr(importlib.import_module(f"{package}.{names[name]}"), name)
+            sys.modules[package].__dict__[name] = value
+            return value
+        raise AttributeError(f"module {package!r} has no attribute {name!r}")
+    def __dir__(): return sorted(set(sys.modules[package].__dict__) | set(names) | set(mods))
+    return list(names), __getattr__, __dir__
 
 # %% ../nbs/00_core.ipynb #b2bac147
 def as_generator(seed, name:str="seed") -> np.random.Generator:

@@ -6,37 +6,6 @@
 __all__ = []
 
 # %% ../../nbs/03_rmt.ipynb #42ce2379
-import importlib as _importlib, importlib.util as _importlib_util, re as _re, ast as _ast
-from pathlib import Path as _Path
-
-_ORDER = ("hermite", "models", "theory", "sweeps") # later wins on a clash
-
-def _exports(package_dir, order=()) -> dict:
-    "Map every public name of a package's submodules to its submodule, reading `__all__` from the source."
-    here = _Path(package_dir)
-    mods = sorted((p.stem for p in here.glob("*.py") if not p.stem.startswith("_")),
-                  key=lambda m: (order.index(m) if m in order else len(order), m))
-    names = {}
-    for m in mods:
-        text = (here / f"{m}.py").read_text(encoding="utf-8")
-        found = _re.search(r"^__all__\s*=\s*(\[.*?\])", text, _re.S | _re.M)
-        if found:
-            for n in _ast.literal_eval(found.group(1)): names[n] = m
-    return names
-
-try: _HERE = _Path(__file__).parent
-except NameError: _HERE = _Path(_importlib_util.find_spec("attnstat.rmt").origin).parent # when the notebook runs this cell
-_NAMES = _exports(_HERE, _ORDER)
-_SUBMODULES = {p.stem for p in _HERE.glob("*.py") if not p.stem.startswith("_")}
-__all__ = list(_NAMES)
-
-def __getattr__(name):
-    "Import the submodule that defines `name` on first use (PEP 562)."
-    if name in _SUBMODULES: return _importlib.import_module(f"{__name__}.{name}")
-    if name in _NAMES:
-        value = getattr(_importlib.import_module(f"{__name__}.{_NAMES[name]}"), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-def __dir__(): return sorted(set(globals()) | set(_NAMES) | _SUBMODULES)
+from ..core import lazy_exports as _lazy_exports
+# the submodules are imported on first use of one of their names; a later one wins on a clash
+__all__, __getattr__, __dir__ = _lazy_exports("attnstat.rmt", ("hermite", "models", "theory", "sweeps"))
