@@ -33,26 +33,11 @@ def erm_objective(w, # (2D,) the concatenation (k, v)
                   batch:int|None=None, # samples per batch (default: all)
                  ) -> tuple:
     "ERM objective sum_mu (y - f)^2/2 + lam_k |k|^2/2 + lam_v |v|^2/2 and its gradient in (k, v)."
-    act = get_activation(activation)
-    n, L, D = X.shape
-    w = np.asarray(w, float); k, v = w[:D], w[D:]
-    W = (np.stack([k, v], 1) / math.sqrt(D)).astype(X.dtype)
-    batch = n if batch is None else check_int("batch", batch, lo=1)
-    val, G = 0.0, np.zeros((D, 2))
-    for a in range(0, n, batch):
-        Xb = X[a:a + batch].reshape(-1, D)
-        P = (Xb @ W).astype(float).reshape(-1, L, 2)
-        chi, z = P[..., 0], P[..., 1]
-        mb = None if mask is None else mask[a:a + batch]
-        s = act.value(chi, mask=mb, c=c)
-        if mb is not None: z = np.where(mb, z, 0.0)
-        r = np.sum(s * z, -1) - y[a:a + batch]
-        val += 0.5 * float(r @ r)
-        A = np.stack([act.vjp(chi, z, mask=mb, c=c) * r[:, None], s * r[:, None]], -1).reshape(-1, 2)
-        G += (Xb.T @ A.astype(X.dtype)).astype(float)
-    G /= math.sqrt(D)
-    val += 0.5 * lam_k * float(k @ k) + 0.5 * lam_v * float(v @ v)
-    return val, np.concatenate([G[:, 0] + lam_k * k, G[:, 1] + lam_v * v])
+    w = np.asarray(w, float)
+    if w.ndim != 1: raise ValueError(f"w must be a 1-d vector (k, v), got shape {w.shape}")
+    val, G = erm_objective_batch(w[:, None], X, y, activation, lam_k, lam_v, mask, c, batch)   # one column
+    return float(val[0]), G[:, 0]
+
 
 # %% ../../nbs/02b_slr_finite_samples.ipynb #4ef64519
 def erm_objective_batch(W, # (2D, K) the K concatenations (k, v) as columns
