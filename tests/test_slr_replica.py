@@ -34,8 +34,39 @@ def test_newton_prox_is_no_worse_than_lbfgs(act):
     res = minimize(fg, omk.ravel(), jac=True, method="L-BFGS-B", options=dict(gtol=1e-11, ftol=1e-16, maxiter=20000))
     phi_l = prox_objective(act, res.x.reshape(omk.shape), omk, omv, y, 0.7, 0.4)
     assert left == 0 and np.max(phi - phi_l) < 1e-9
-    # Newton is stationary: the gradient vanishes at its solution
-    assert np.abs(prox_objective(act, chi, omk, omv, y, 0.7, 0.4, derivatives=True)[1]).max() < 1e-7
+    # Newton is stationary: the gradient vanishes at its solution, which is a minimum (no saddle: Hessian positive definite)
+    _, g, H = prox_objective(act, chi, omk, omv, y, 0.7, 0.4, derivatives=True)
+    assert np.abs(g).max() < 1e-7 and np.linalg.eigvalsh(H).min() > 0
+
+def test_newton_leaves_a_saddle_and_merge_keeps_the_minimum():
+    """Started exactly at saddle points of phi (symmetric problems: omega^k = 0, y = 0, omega^v = (a, a): the loss term
+    a^2 / (2 (1 + V_v |s|^2)) prefers an asymmetric s, so chi = 0 is a critical point with one negative curvature, from
+    -0.2 to -2.4 here), Newton must leave along the negative curvature and reach a minimum with a lower phi. And the merge
+    shortcut (stop a start once it enters the basin of a known minimum) returns the same minima as running to
+    convergence, to the Newton tolerance."""
+    a = np.linspace(3.0, 6.0, 50)
+    omk, omv, y = np.zeros((50, 2)), np.stack([a, a], 1), np.zeros(50)
+    Vk, Vv = 2.0, 0.5
+    phi0, g0, H0 = prox_objective("softmax", omk, omk, omv, y, Vk, Vv, derivatives=True)
+    assert np.abs(g0).max() < 1e-12 and np.all(np.linalg.eigvalsh(H0).min(1) < 0)   # really saddles
+    chi, phi, left = prox_newton("softmax", omk, omv, y, Vk, Vv, x0=omk)
+    _, g, H = prox_objective("softmax", chi, omk, omv, y, Vk, Vv, derivatives=True)
+    assert left == 0 and np.all(phi < phi0 - 1e-6) and np.abs(g).max() < 1e-8 and np.linalg.eigvalsh(H).min() > 0
+    omk2, omv2, y2 = _rand_prox_problem(n=400, L=3, seed=5)
+    ref, phr, _ = prox_newton("softmax", omk2, omv2, y2, 0.7, 0.4, x0=omk2 + 0.3)
+    plain, php, _ = prox_newton("softmax", omk2, omv2, y2, 0.7, 0.4)
+    merged, phm, _ = prox_newton("softmax", omk2, omv2, y2, 0.7, 0.4, merge=(ref, phr))
+    same = np.abs(plain - ref).max(1) < 1e-6
+    assert same.sum() > 300                                               # most samples: one minimum from both starts
+    assert np.abs(merged - plain).max() < 1e-8 and np.abs(phm - php).max() < 1e-12
+
+def test_warm_prox_starts_give_the_same_fixed_point():
+    """prox_starts="warm" (omega^k start only at the fixed point, as a guard) solves the same fixed point as the default
+    (both starts at every evaluation) at a stable point: overlaps equal to the solver tolerance (atol 1e-6, x 10)."""
+    kw = dict(n_mc=16384, mc_seed=2, diagnostics=False)
+    rb = replica_erm(SpikedSLR(2, 2.0), softmax, 5.0, 0.1, **kw)
+    rw = replica_erm(SpikedSLR(2, 2.0), softmax, 5.0, 0.1, prox_starts="warm", **kw)
+    assert rb.converged and rw.converged and np.abs(rb.x - rw.x).max() < 1e-5
 
 def test_ridge_closed_form_matches_random_matrix_trace():
     X = np.random.default_rng(3).standard_normal((1500, 1000))

@@ -16,8 +16,8 @@ from .models import SLRModel, SpikedSLR, MaxSLR, Projections
 
 # %% auto #0
 __all__ = ['LocationPrior', 'location_prior', 'ChannelOutput', 'bayes_channel', 'bayes_prediction', 'NishimoriSample',
-           'nishimori_sample', 'nishimori_terms', 'free_entropy', 'BayesOptimalResult', 'bayes_optimal_error',
-           'BayesBranches', 'bayes_optimal_branches', 'PhaseDiagram', 'bayes_phase_diagram']
+           'inner_draws', 'nishimori_sample', 'nishimori_terms', 'free_entropy', 'BayesOptimalResult',
+           'bayes_optimal_error', 'BayesBranches', 'bayes_optimal_branches', 'PhaseDiagram', 'bayes_phase_diagram']
 
 # %% ../../nbs/02c_slr_bayes_optimal.ipynb #fbb013e0
 def _check_model(model):
@@ -40,7 +40,7 @@ class LocationPrior:
     nu: float # signal strength
     d1: np.ndarray | None = None # argmax: (n, eps, l) (d p_eps / d omega^k_l) / p_eps
     d2: np.ndarray | None = None # argmax: (n, eps, l) (d^2 p_eps / d (omega^k_l)^2) / p_eps
-    s: np.ndarray | None = None # softmax-mc: (n, m, L) softmax of the inner draws
+    s: np.ndarray | None = None # softmax-mc: (L, n, m) softmax of the inner draws (token axis first: fast reductions)
 
     def contract(self, pi:np.ndarray, # (n, L) posterior of the location given (y, Omega)
                  rho:np.ndarray, # (n, L) pi_eps / p_eps (= N_eps / Z_out)
@@ -55,11 +55,12 @@ class LocationPrior:
             g = np.einsum("ne,nel->nl", pi, self.d1)
             if not hessian: return g, None, None
             return g, np.einsum("ne,nel->nl", pi, self.d2), np.diagonal(self.d1, axis1=1, axis2=2)
-        s = self.s
-        R = np.einsum("nml,nl->nm", s, rho)[..., None]                       # sum_eps rho_eps s_eps
+        R = sum(rho[:, l, None] * self.s[l] for l in range(len(self.s)))    # (n, m): sum_eps rho_eps s_eps
+        if not hessian:   # g = nu (rho s_bar - mean_m s R_m), token by token
+            return nu * (rho * _mean_last(self.s).T - np.einsum("lnm,nm->nl", self.s, R) / R.shape[1]), None, None
+        s = self.s.transpose(1, 2, 0); R = R[..., None]                        # (n, m, L) view
         rs = rho[:, None, :] * s
         g = nu * (rs - s * R).mean(1)
-        if not hessian: return g, None, None
         h = nu**2 * (rs * (1 - s)**2 + s * s * (R - rs) - s * (1 - s) * R).mean(1)
         p = np.exp(self.logp)
         dkk = np.where(p > 0, nu * (s * (1 - s)).mean(1) / np.maximum(p, 1e-300), 0.0)
@@ -73,47 +74,65 @@ def location_prior(model:SLRModel, # SpikedSLR or MaxSLR
                    n_gh:int=16, # Gauss-Hermite nodes (max-SLR at nu = inf)
                    xi:np.ndarray|None=None, # (m, L) inner Gaussian draws (max-SLR at finite nu)
                    derivatives:bool=True, # keep what the derivatives need
+                   hessian:bool=True, # also what the second derivatives need (max-SLR at nu = inf)
                   ) -> LocationPrior:
     "p_eps = E[(1/L) g_nu(eps, chi)] over chi ~ N(omk, Vk I): the location part of the output channel."
     if model.kind == "spiked":   # (1/L) exp(sqrt(nu) omk_eps + nu (Vk - 1)/2): the tilt's normaliser is kept
         lengths = mask.sum(-1, keepdims=True)
         lp = np.where(mask, math.sqrt(model.nu) * omk + 0.5 * model.nu * (Vk - 1.0) - np.log(np.maximum(lengths, 1)), -np.inf)
         return LocationPrior("spiked", lp, model.nu)
-    if np.isinf(model.nu): return _argmax_prior(omk, Vk, mask, n_gh, derivatives)
+    if np.isinf(model.nu): return _argmax_prior(omk, Vk, mask, n_gh, (1 + hessian) * derivatives)
     if xi is None: raise ValueError("xi (inner Gaussian draws) is required for max-SLR at finite nu")
-    chi = model.nu * (omk[:, None, :] + math.sqrt(max(Vk, 0.0)) * xi[None, :, :omk.shape[1]])
-    chi = np.where(mask[:, None, :], chi, -np.inf)
-    s = np.exp(chi - chi.max(-1, keepdims=True)); s /= s.sum(-1, keepdims=True)      # (n, m, L)
-    lp = np.where(mask, np.log(np.maximum(s.mean(1), 1e-300)), -np.inf)
+    s = model.nu * (omk.T[:, :, None] + math.sqrt(max(Vk, 0.0)) * xi.T[:omk.shape[1], None, :])   # (L, n, m), in place below
+    if not mask.all(): s[~np.broadcast_to(mask.T[:, :, None], s.shape)] = -np.inf
+    s -= _fold(np.maximum, s); np.exp(s, out=s); s /= _fold(np.add, s)
+    lp = np.where(mask, np.log(np.maximum(_mean_last(s).T, 1e-300)), -np.inf)
     return LocationPrior("softmax-mc", lp, model.nu, s=s if derivatives else None)
 
-def _argmax_prior(omk, Vk, mask, n_gh, derivatives):
-    "P(argmax of N(omk, Vk I) = eps) = E_t prod_{j != eps} Phi((omk_eps - omk_j)/s + t), and its derivatives."
+def _fold(op, s):
+    "op over the (short) first axis, slab by slab: numpy's own reduction over it is several times slower."
+    out = s[0].copy()
+    for x in s[1:]: op(out, x, out=out)
+    return out
+
+def _mean_last(s):
+    "Mean over the last axis as one matrix-vector product."
+    return (s.reshape(-1, s.shape[-1]) @ np.full(s.shape[-1], 1.0 / s.shape[-1])).reshape(s.shape[:-1])
+
+def _argmax_prior(omk, Vk, mask, n_gh, level):
+    "P(argmax of N(omk, Vk I) = eps) = E_t prod_{j != eps} Phi((omk_eps - omk_j)/s + t); level 1 adds d1, level 2 also d2."
     from scipy.special import ndtr
     n, L = omk.shape
     t, w = hermite_rule(n_gh)
     s = math.sqrt(max(Vk, 1e-300))
-    E, J = np.nonzero(~np.eye(L, dtype=bool))                                          # the L(L-1) ordered pairs
-    valid = (mask[:, E] & mask[:, J])[..., None]                                       # (n, pair, 1)
-    u = np.maximum((omk[:, E] - omk[:, J])[..., None] / s + t, -37.0)                  # (n, pair, t)
-    F = np.where(valid, ndtr(u), 1.0)                                                  # padded partners: factor 1
-    T = np.ones((n, L, len(t)))
-    for k in range(len(E)): T[:, E[k]] *= F[:, k]
+    E, J = np.nonzero(~np.eye(L, dtype=bool))              # the L(L-1) ordered pairs, grouped by eps (L - 1 partners each)
+    full = bool(mask.all())
+    u = (omk[:, E] - omk[:, J])[..., None] / s + t                                      # (n, pair, t)
+    np.maximum(u, -37.0, out=u)
+    F = ndtr(u)
+    if not full:
+        valid = (mask[:, E] & mask[:, J])[..., None]                                    # (n, pair, 1)
+        F = np.where(valid, F, 1.0)                                                      # padded partners: factor 1
+    T = F.reshape(n, L, L - 1, len(t)).prod(2) if L > 1 else np.ones((n, L, len(t)))
     M = np.maximum(T.max(-1, keepdims=True), 1e-300)
     e = T / M * w                                                                      # (n, eps, t)
     pt = e.sum(-1)
     logp = np.where(mask, np.log(M[..., 0]) + np.log(np.maximum(pt, 1e-300)), -np.inf)
-    if not derivatives: return LocationPrior("argmax", logp, np.inf)
+    if not level: return LocationPrior("argmax", logp, np.inf)
     pt = np.maximum(pt, 1e-300)
-    r = np.where(valid, np.exp(-0.5 * u * u) / math.sqrt(2 * math.pi) / F, 0.0) * e[:, E]   # phi(u_j)/Phi(u_j) times the weight
-    d1 = np.zeros((n, L, L)); d2 = np.zeros((n, L, L))
-    d1[:, E, J] = -r.sum(-1) / s / pt[:, E]
-    d2[:, E, J] = -(r * u).sum(-1) / s**2 / pt[:, E]
+    r = np.exp(-0.5 * u * u); r *= 1 / math.sqrt(2 * math.pi); r /= F; r *= e[:, E]   # phi(u)/Phi(u) times the weight
+    if not full: r *= valid
+    d1 = np.zeros((n, L, L)); d2 = np.zeros((n, L, L)) if level > 1 else None
     i = np.arange(L)                                                                   # j = eps: Gaussian weights t and t^2 - 1
+    d1[:, E, J] = -r.sum(-1) / s / pt[:, E]
     d1[:, i, i] = (e * t).sum(-1) / s / pt
-    d2[:, i, i] = (e * (t * t - 1)).sum(-1) / s**2 / pt
-    m = mask[:, :, None] & mask[:, None, :]
-    return LocationPrior("argmax", logp, np.inf, np.where(m, d1, 0.0), np.where(m, d2, 0.0))
+    if level > 1:
+        d2[:, E, J] = -(r * u).sum(-1) / s**2 / pt[:, E]
+        d2[:, i, i] = (e * (t * t - 1)).sum(-1) / s**2 / pt
+    if not full:
+        m = mask[:, :, None] & mask[:, None, :]
+        d1 = np.where(m, d1, 0.0); d2 = None if d2 is None else np.where(m, d2, 0.0)
+    return LocationPrior("argmax", logp, np.inf, d1, d2)
 
 # %% ../../nbs/02c_slr_bayes_optimal.ipynb #21ba888e
 @dataclass
@@ -136,7 +155,7 @@ def bayes_channel(model:SLRModel, # SpikedSLR or MaxSLR
                   xi:np.ndarray|None=None, # (m, L) inner draws (max-SLR at finite nu)
                  ) -> ChannelOutput:
     "Z_out = sum_eps p_eps(omk) N(y; omv_eps, Vv + Delta^2), g = grad log Z_out and the own-token Hessian."
-    P = location_prior(model, omk, Vk, mask, n_gh, xi)
+    P = location_prior(model, omk, Vk, mask, n_gh, xi, hessian=hessian)
     s2 = Vv + model.noise**2
     lN = -0.5 * (y[:, None] - omv)**2 / s2 - 0.5 * math.log(2 * math.pi * s2)
     lw = np.where(mask, P.logp + lN, -np.inf)
@@ -177,15 +196,28 @@ class NishimoriSample:
     "Common random numbers of the Nishimori equations: teacher projections, the Gaussians of Omega, inner draws."
     P: Projections # teacher fields (chi*, z*), location, label, mask
     G: np.ndarray # (n, L, 2) standard Gaussians of Omega = q H* + sqrt(q (1 - q)) G
-    xi: np.ndarray # (m, L) inner draws (max-SLR at finite nu)
+    xi: np.ndarray # inner draws (max-SLR at finite nu): (m, L) shared by all samples, or (K, m, L), one set per group
 
     def __len__(self): return len(self.P.y)
 
+    def groups(self) -> list:
+        "(slice, inner draws) per group: with K sets, group k is samples [k b, (k + 1) b), b = n // K (the last to the end)."
+        n = len(self)
+        if self.xi.ndim == 2: return [(slice(0, n), self.xi)]
+        K = len(self.xi); b = n // K
+        return [(slice(k * b, n if k == K - 1 else (k + 1) * b), self.xi[k]) for k in range(K)]
+
     def block(self, sl:slice) -> "NishimoriSample":
-        "The sub-sample `sl` (independent blocks give independent estimates)."
+        "The sub-sample `sl` (independent blocks give independent estimates); inside one group it keeps that group's draws."
         P = self.P
+        xi = self.xi
+        if xi.ndim == 3:
+            start, stop, _ = sl.indices(len(self))
+            inside = [x for g, x in self.groups() if g.start <= start and stop <= g.stop]
+            if inside: xi = inside[0]
+            elif (start, stop) != (0, len(self)): raise ValueError("a block must lie inside one group of inner draws")
         return NishimoriSample(Projections(P.chi_star[sl], P.z_star[sl], P.eps[sl], P.y[sl], P.lengths[sl], P.mask[sl]),
-                               self.G[sl], self.xi)
+                               self.G[sl], xi)
 
     def fields(self, q) -> tuple:
         "(omega^k, omega^v) at diagonal overlaps q = (q_k, q_v): then H* | Omega ~ N(Omega, 1 - q)."
@@ -193,16 +225,40 @@ class NishimoriSample:
         m = self.P.mask
         return ((q[0] * self.P.chi_star + sd[0] * self.G[..., 0]) * m, (q[1] * self.P.z_star + sd[1] * self.G[..., 1]) * m)
 
+def inner_draws(m:int, # points per set
+                L:int, # dimension (tokens)
+                seed=0, # int or Generator
+                n_sets:int|None=None, # None: one (m, L) set; K: K independently scrambled sets, (K, m, L)
+               ) -> np.ndarray:
+    "Standard Gaussian points from scrambled Sobol nets (randomised QMC), one independent scrambling per set."
+    from scipy.stats import qmc
+    from scipy.special import ndtri
+    m, L = _int("m", m, lo=1), _int("L", L, lo=1)
+    if n_sets is not None: n_sets = _int("n_sets", n_sets, lo=1)
+    check_memory("m * L * n_sets", 8.0 * m * L * (n_sets or 1) * 3)
+    g = as_generator(seed, "seed")
+    def one():
+        if L > 21_201: return g.standard_normal((m, L))            # beyond scipy's Sobol dimensions: plain Monte Carlo
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)            # m not a power of 2: still unbiased, less balanced
+            U = qmc.Sobol(L, scramble=True, seed=g).random(m)
+        return ndtri(np.clip(U, 1e-16, 1 - 1e-16))
+    return one() if n_sets is None else np.stack([one() for _ in range(n_sets)])
+
 def nishimori_sample(model:SLRModel, # SpikedSLR or MaxSLR
                      n_mc:int, # Monte Carlo samples
                      mc_seed=0, # int or Generator
-                     n_inner:int=256, # inner draws (max-SLR at finite nu)
+                     n_inner:int=64, # inner draws per set (max-SLR at finite nu): scrambled Sobol points
+                     n_groups:int=1, # independent sets of inner draws, one per group of samples (blocks see independent sets)
                     ) -> NishimoriSample:
     "Draw the common random numbers once (teacher sampler of the model, exact law of (Omega, y))."
+    n_mc = _int("n_mc", n_mc, lo=1); n_inner = _int("n_inner", n_inner, lo=1)
+    n_groups = _int("n_groups", n_groups, lo=1, hi=n_mc)
     check_memory("n_mc * L", 8.0 * n_mc * model.L_max * 12)
     gP, gG, gX = spawn(mc_seed, 3)
     P = model.sample_projections(n_mc, gP)
-    return NishimoriSample(P, gG.standard_normal(P.mask.shape + (2,)), gX.standard_normal((n_inner, model.L_max)))
+    xi = inner_draws(n_inner, model.L_max, gX, None if n_groups == 1 else n_groups)
+    return NishimoriSample(P, gG.standard_normal(P.mask.shape + (2,)), xi)
 
 # %% ../../nbs/02c_slr_bayes_optimal.ipynb #d6b9677d
 _VMIN = 1e-13   # smallest variance 1 - q represented (perfect recovery of v at Delta = 0)
@@ -217,12 +273,14 @@ def nishimori_terms(model:SLRModel, # SpikedSLR or MaxSLR
     q = np.asarray(q, float)
     V = np.maximum(1 - q, _VMIN)
     n = len(S); gg = np.empty((n, 2)); lz = np.empty(n)
-    if model.kind == "max" and not np.isinf(model.nu): chunk = max(500, min(chunk, int(4e6 // (model.L_max * len(S.xi)))))
-    for a in range(0, n, chunk):
-        B = S.block(slice(a, a + chunk))
-        omk, omv = B.fields(q)
-        c = bayes_channel(model, B.P.y, omk, omv, V[0], V[1], B.P.mask, n_gh=n_gh, xi=S.xi)
-        gg[a:a + chunk] = np.sum(c.g**2, axis=1); lz[a:a + chunk] = c.logZ
+    if model.kind == "max" and not np.isinf(model.nu): chunk = max(500, min(chunk, int(4e6 // (model.L_max * S.xi.shape[-2]))))
+    for grp, _ in S.groups():
+        for a in range(grp.start, grp.stop, chunk):
+            sl = slice(a, min(a + chunk, grp.stop))
+            B = S.block(sl)
+            omk, omv = B.fields(q)
+            c = bayes_channel(model, B.P.y, omk, omv, V[0], V[1], B.P.mask, n_gh=n_gh, xi=B.xi)
+            gg[sl] = np.sum(c.g**2, axis=1); lz[sl] = c.logZ
     return gg, lz
 
 def free_entropy(q, # overlaps (q_k, q_v)
@@ -257,6 +315,7 @@ class BayesOptimalResult:
     method: str # "closed channel", "gauss-hermite" (max, nu = inf) or "monte carlo" (max, finite nu)
     converged: bool; n_iter: int; residual: float # fixed-point diagnostics (undamped residual in log(1 - q))
     n_mc: int; mc_seed: object; n_blocks: int # Monte Carlo size, seed, number of blocks for the errors
+    rho: float = math.nan # spectral radius of the map's Jacobian at the fixed point (< 1: stable under iteration)
 
     def as_dict(self) -> dict:
         "A flat row."
@@ -274,26 +333,98 @@ def _check_q0(q0):
         _real(name, v, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
     return np.asarray(q0, float)
 
-def _solve(model, alpha, S, q0, n_gh, damping, atol, max_iter, on_fail, method):
-    "Fixed point of q = qhat/(1 + qhat), qhat = alpha E sum_l g_l^2, iterated on u = log(1 - q)."
-    umin = math.log(_VMIN)
+def _start(model, alpha, init):
+    "Initial overlaps of a branch; at Delta = 0 and alpha > 1 the informed start puts v at perfect recovery."
+    q0 = np.array(_INITS[init])
+    if init == "informed" and model.noise == 0 and alpha > 1: q0[1] = 1 - _VMIN   # a fixed point of the v-equation there
+    return q0
+
+_UMIN = math.log(_VMIN)
+_ANDERSON_START = 1e-2   # Anderson extrapolates once the undamped step in log(1 - q) is below this (near a fixed point)
+
+@dataclass
+class _Solution:
+    "A fixed point with what the errors need: per-sample terms, the map's value and Jacobian there."
+    q: np.ndarray; qhat: np.ndarray; psi: float; res: object # overlaps, conjugates, E log Z_out, FixedPointResult
+    gg: np.ndarray; lz: np.ndarray; f: np.ndarray # per-sample sum_l g_l^2 and log Z_out, map value F(u*)
+    J: np.ndarray; free: list; rho: float # Jacobian dF/du (free coordinates), their indices, spectral radius
+
+def _map_value(model, alpha, gg, u):
+    "F(u) = log(1 - q') from the per-sample terms at u, with the jump to perfect recovery of v at Delta = 0."
+    f = np.maximum(-np.log1p(alpha * gg.mean(0)), _UMIN)
+    if model.noise == 0 and u[1] < _PR_JUMP and f[1] < u[1] - 1e-3: f[1] = _UMIN   # V_v -> 0 geometrically: jump
+    return f
+
+def _jacobian(F, u, f, h=1e-5):
+    "Forward differences of F at u (f = F(u)) over the free coordinates (v pinned at perfect recovery is not free)."
+    free = [a for a in range(2) if u[a] > _UMIN + 1.0]
+    J = np.zeros((len(free), len(free)))
+    for j, a in enumerate(free):
+        du = np.zeros(2); du[a] = -h                          # toward larger q: stays inside u <= 0
+        J[:, j] = ((F(u + du) - f) / -h)[free]
+    rho = float(np.max(np.abs(np.linalg.eigvals(J)))) if free else 0.0
+    return J, free, rho
+
+def _solve(model, alpha, S, q0, n_gh, damping, atol, max_iter, on_fail, method) -> _Solution:
+    "Fixed point of q = qhat/(1 + qhat), qhat = alpha E sum_l g_l^2, iterated on u = log(1 - q), and its Jacobian."
     def F(u):
-        u = np.clip(u, umin, 0.0); q = 1 - np.exp(u)
-        gg, _ = nishimori_terms(model, q, S, n_gh)
-        f = np.maximum(-np.log1p(alpha * gg.mean(0)), umin)
-        if model.noise == 0 and u[1] < _PR_JUMP and f[1] < u[1] - 1e-3: f[1] = umin   # V_v -> 0 geometrically: jump
-        return f
-    res = fixed_point(F, np.log1p(-q0), damping=damping, atol=atol, rtol=0.0, max_iter=max_iter, on_fail=on_fail,
-                      names=("log(1-q_k)", "log(1-q_v)"), method=method)
-    q = 1 - np.exp(np.clip(res.x, umin, 0.0))
-    gg, lz = nishimori_terms(model, q, S, n_gh)
-    return q, alpha * gg.mean(0), float(lz.mean()), res
+        u = np.clip(u, _UMIN, 0.0)
+        return _map_value(model, alpha, nishimori_terms(model, 1 - np.exp(u), S, n_gh)[0], u)
+    kw = dict(damping=damping, atol=atol, rtol=0.0, max_iter=max_iter, names=("log(1-q_k)", "log(1-q_v)"))
+    u0 = np.log1p(-np.asarray(q0, float))
+    def finish(res):
+        u = np.clip(res.x, _UMIN, 0.0); q = 1 - np.exp(u)
+        gg, lz = nishimori_terms(model, q, S, n_gh)
+        f = _map_value(model, alpha, gg, u)
+        return _Solution(q, alpha * gg.mean(0), float(lz.mean()), res, gg, lz, f, *_jacobian(F, u, f))
+    if method != "accelerated":
+        return finish(fixed_point(F, u0, on_fail=on_fail, method=method, **kw))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        fast = fixed_point(F, u0, on_fail="warn", method="anderson", anderson_start=_ANDERSON_START, anderson_m=2, **kw)
+    if fast.converged:
+        sol = finish(fast)
+        if sol.rho < 1: return sol                             # a stable fixed point: what plain iteration reaches too
+    slow = fixed_point(F, u0, on_fail=on_fail, method="damped", **kw)   # unstable or not converged: plain iteration
+    slow.n_iter += fast.n_iter
+    return finish(slow)
+
+def _linear_blocks(model, alpha, sol, T, n_blocks, n_gh):
+    "Block estimates by linearising the fixed point: u_b = u* + (I - J)^-1 (F_b(u*) - F(u*)), Phi_b = Phi at u* on block b."
+    n = len(sol.gg); b = n // n_blocks
+    A = np.eye(len(sol.free)) - sol.J
+    u = np.log1p(-np.minimum(sol.q, 1 - _VMIN)); perfect = model.noise == 0 and 1 - sol.q[1] < 1e-10
+    rows = []
+    for i in range(n_blocks):
+        sl = slice(i * b, (i + 1) * b)
+        fb = np.maximum(-np.log1p(alpha * sol.gg[sl].mean(0)), _UMIN)
+        ub = u.copy()
+        if sol.free: ub[sol.free] += np.linalg.solve(A, (fb - sol.f)[sol.free])
+        qb = 1 - np.exp(np.clip(ub, _UMIN, 0.0))
+        eb = _bo_error(model, qb, T.block(sl), n_gh)[0]
+        rows.append((qb[0], 1.0 if perfect else qb[1], eb, _phi(sol.q, sol.qhat, alpha, float(sol.lz[sl].mean()), perfect)))
+    return np.array(rows)
+
+def _resolved_blocks(model, alpha, sol, S, T, n_blocks, kw):
+    "Block estimates by re-solving the fixed point on each block (the reference for the linearised errors)."
+    b = len(S) // n_blocks; rows = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        for i in range(n_blocks):
+            sl = slice(i * b, (i + 1) * b)
+            s = _solve(model, alpha, S.block(sl), np.clip(sol.q, 1e-12, 1 - _VMIN), **dict(kw, on_fail="warn"))
+            pb = model.noise == 0 and 1 - s.q[1] < 1e-10
+            rows.append((s.q[0], s.q[1], _bo_error(model, s.q, T.block(sl), kw["n_gh"])[0],
+                         _phi(s.q, s.qhat, alpha, s.psi, pb) if s.res.converged else math.nan))
+    return np.array(rows)
 
 def _bo_error(model, q, T, n_gh):
     "Bayes-optimal test error at overlaps q: closed form in spiked-SLR, and the direct Monte Carlo value with its s.e."
     from attnstat.slr.population import bayes_risk
-    omk, omv = T.fields(q)
-    yhat = bayes_prediction(model, omk, omv, max(1 - q[0], _VMIN), T.P.mask, n_gh, T.xi)
+    yhat = np.empty(len(T))
+    for grp, _ in T.groups():
+        B = T.block(grp); omk, omv = B.fields(q)
+        yhat[grp] = bayes_prediction(model, omk, omv, max(1 - q[0], _VMIN), B.P.mask, n_gh, B.xi)
     per = (T.P.y - yhat)**2
     emc, se = float(per.mean()), float(per.std(ddof=1) / math.sqrt(len(per)))
     if model.kind == "spiked":   # E_BO = Delta^2 + 1 - q_v + q_v E_Bayes^(0)(nu q_k)
@@ -314,12 +445,13 @@ def bayes_optimal_error(model:SLRModel, # SpikedSLR or MaxSLR
                         max_iter:int=2000, # maximum iterations
                         on_fail:str="raise", # "raise" or "warn"
                         n_gh:int=16, # Gauss-Hermite nodes (max-SLR at nu = inf)
-                        n_inner:int=256, # inner Monte Carlo draws (max-SLR at finite nu; the bias of qhat_k is O(1/n_inner))
+                        n_inner:int=64, # inner draws per block (max-SLR at finite nu): scrambled Sobol, one scrambling per block
                         q0=None, # start (q_k, q_v) in (0, 1)^2; overrides `init`
                         *,
-                        init:str="uninformed", # "uninformed" (q = 1e-3) or "informed" (q = 1 - 1e-3)
+                        init:str="uninformed", # "uninformed" (q = 1e-3) or "informed" (q = 1 - 1e-3; v at perfect recovery if Delta = 0 < alpha - 1)
                         n_blocks:int=4, # independent blocks for the standard errors (0: none)
-                        method:str="damped", # "damped" (finds stable fixed points only) or "anderson" (may land on unstable ones)
+                        method:str="accelerated", # "accelerated" (Anderson near the end, stable fixed points only), "damped" (plain), "anderson"
+                        errors:str="linearised", # block errors: "linearised" fixed point (one Jacobian) or "resolve" on every block
                        ) -> BayesOptimalResult:
     "One fixed point of the Nishimori RS equations (diagonal q), its Bayes-optimal error and free entropy."
     _check_model(model)
@@ -330,30 +462,25 @@ def bayes_optimal_error(model:SLRModel, # SpikedSLR or MaxSLR
     n_gh = _int("n_gh", n_gh, lo=2, hi=200); n_inner = _int("n_inner", n_inner, lo=2)
     n_blocks = _int("n_blocks", n_blocks, lo=0, hi=n_mc // 50)
     if n_blocks == 1: raise ValueError("n_blocks must be 0 or an integer in [2, n_mc/50], got 1")
+    for name, v, ok in (("method", method, ("accelerated", "damped", "anderson")), ("errors", errors, ("linearised", "resolve"))):
+        if not isinstance(v, str): raise ParameterTypeError(f"{name} must be a string, got {type(v).__name__}")
+        check_choice(name, v, ok)
     given = q0 is not None
-    q0 = _check_q0(q0) if given else np.asarray(_INITS[init])
+    q0 = _check_q0(q0) if given else _start(model, alpha, init)
     if model.kind == "max" and np.isinf(model.nu): check_memory("n_mc * L^2 * n_gh", 8.0 * min(n_mc, 20_000) * model.L_max**2 * n_gh * 6)
     gS, gT = spawn(mc_seed, 2)
-    S = nishimori_sample(model, n_mc, gS, n_inner); T = nishimori_sample(model, n_mc, gT, n_inner)
+    S = nishimori_sample(model, n_mc, gS, n_inner, max(n_blocks, 1)); T = nishimori_sample(model, n_mc, gT, n_inner, max(n_blocks, 1))
     T.xi = S.xi
     kw = dict(n_gh=n_gh, damping=damping, atol=atol, max_iter=max_iter, method=method)
-    q, qhat, psi, res = _solve(model, alpha, S, q0, on_fail=on_fail, **kw)
+    sol = _solve(model, alpha, S, q0, on_fail=on_fail, **kw)
+    q, qhat, psi, res = sol.q, sol.qhat, sol.psi, sol.res
     perfect = model.noise == 0 and 1 - q[1] < 1e-10
     err, emc, emc_se = _bo_error(model, q, T, n_gh)
     phi = _phi(q, qhat, alpha, psi, perfect)
     se = dict(q_k=math.nan, q_v=math.nan, error=math.nan, phi=math.nan)
     if n_blocks:
-        rows = []
-        b = n_mc // n_blocks
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ConvergenceWarning)
-            for i in range(n_blocks):
-                sl = slice(i * b, (i + 1) * b)
-                qb, qhb, psib, rb = _solve(model, alpha, S.block(sl), np.clip(q, 1e-12, 1 - _VMIN), on_fail="warn", **kw)
-                eb = _bo_error(model, qb, T.block(sl), n_gh)[0]
-                pb = model.noise == 0 and 1 - qb[1] < 1e-10
-                rows.append((qb[0], qb[1], eb, _phi(qb, qhb, alpha, psib, pb) if rb.converged else math.nan))
-        rows = np.array(rows)
+        rows = (_linear_blocks(model, alpha, sol, T, n_blocks, n_gh) if errors == "linearised"
+                else _resolved_blocks(model, alpha, sol, S, T, n_blocks, kw))
         with np.errstate(invalid="ignore"):
             sd = rows.std(0, ddof=1) / math.sqrt(n_blocks)
         se = dict(zip(("q_k", "q_v", "error", "phi"), map(float, sd)))
@@ -362,7 +489,7 @@ def bayes_optimal_error(model:SLRModel, # SpikedSLR or MaxSLR
     return BayesOptimalResult(alpha, float(q[0]), 1.0 if perfect else float(q[1]), float(qhat[0]), float(qhat[1]),
                               float(err), se["error"], emc, emc_se, float(err) - model.noise**2, phi, se["phi"],
                               se["q_k"], se["q_v"], bool(perfect), "q0" if given else init, method_name,
-                              bool(res.converged), int(res.n_iter), float(res.residual), n_mc, mc_seed, n_blocks)
+                              bool(res.converged), int(res.n_iter), float(res.residual), n_mc, mc_seed, n_blocks, sol.rho)
 
 # %% ../../nbs/02c_slr_bayes_optimal.ipynb #a87902dd
 @dataclass
@@ -407,14 +534,16 @@ def bayes_optimal_branches(model:SLRModel, # SpikedSLR or MaxSLR
                            mc_seed=0, # seed
                            n_blocks:int=4, # independent blocks for the standard errors
                            n_gh:int=16, # Gauss-Hermite nodes (max-SLR at nu = inf)
-                           n_inner:int=256, # inner draws (max-SLR at finite nu)
+                           n_inner:int=64, # inner draws per block (max-SLR at finite nu)
                            atol:float=1e-7, # tolerance on the undamped residual of log(1 - q)
                            max_iter:int=2000, # maximum iterations per branch
                            on_fail:str="raise", # "raise" or "warn"
+                           method:str="accelerated", # fixed-point method (see `bayes_optimal_error`)
+                           errors:str="linearised", # block errors (see `bayes_optimal_error`)
                           ) -> BayesBranches:
     "Uninformed and informed fixed points, their free entropies Phi, and which one is the equilibrium."
     kw = dict(n_mc=n_mc, mc_seed=mc_seed, n_blocks=n_blocks, n_gh=n_gh, n_inner=n_inner, atol=atol,
-              max_iter=max_iter, on_fail=on_fail)
+              max_iter=max_iter, on_fail=on_fail, method=method, errors=errors)
     u = bayes_optimal_error(model, alpha, init="uninformed", **kw)
     i = bayes_optimal_error(model, alpha, init="informed", **kw)
     return BayesBranches(model, u.alpha, u, i, *_compare(u, i))
@@ -447,9 +576,11 @@ def bayes_phase_diagram(model:SLRModel, # SpikedSLR or MaxSLR (the family member
                         n_mc:int=20_000, # Monte Carlo samples (common to all alphas and both branches)
                         mc_seed=0, # seed
                         n_gh:int=16, # Gauss-Hermite nodes (max-SLR at nu = inf)
-                        n_inner:int=256, # inner draws (max-SLR at finite nu)
+                        n_inner:int=64, # inner draws per group (max-SLR at finite nu)
+                        n_groups:int=4, # independent sets of inner draws (as the 4 blocks of `bayes_optimal_error`)
                         atol:float=1e-7, # tolerance on the undamped residual of log(1 - q)
                         max_iter:int=2000, # maximum iterations per point
+                        method:str="accelerated", # fixed-point method (see `bayes_optimal_error`)
                        ) -> PhaseDiagram:
     "Scan alpha up (uninformed branch) and down (informed branch) with warm starts; locate spinodals and transitions."
     _check_model(model)
@@ -458,13 +589,18 @@ def bayes_phase_diagram(model:SLRModel, # SpikedSLR or MaxSLR (the family member
     alphas = [_real("alphas[i]", a, lo=0.0, lo_open=True) for a in alphas]
     if len(alphas) < 2 or np.any(np.diff(alphas) <= 0): raise ValueError("alphas must be an increasing sequence of at least 2 values")
     n_mc = _int("n_mc", n_mc, lo=100); _seed("mc_seed", mc_seed)
+    if not isinstance(method, str): raise ParameterTypeError(f"method must be a string, got {type(method).__name__}")
+    check_choice("method", method, ("accelerated", "damped", "anderson"))
     gS, gT = spawn(mc_seed, 2)
-    S = nishimori_sample(model, n_mc, gS, n_inner); T = nishimori_sample(model, n_mc, gT, n_inner); T.xi = S.xi
-    kw = dict(n_gh=n_gh, damping=0.0, atol=atol, max_iter=max_iter, method="damped", on_fail="warn")
+    n_groups = _int("n_groups", n_groups, lo=1, hi=n_mc // 50)
+    S = nishimori_sample(model, n_mc, gS, n_inner, n_groups); T = nishimori_sample(model, n_mc, gT, n_inner, n_groups); T.xi = S.xi
+    kw = dict(n_gh=n_gh, damping=0.0, atol=atol, max_iter=max_iter, method=method, on_fail="warn")
     def branch(order, q0):
         out = {}
         for j in order:
-            q, qh, psi, res = _solve(model, alphas[j], S, q0, **kw)
+            if q0[1] == 1 - _VMIN and not alphas[j] > 1: q0 = np.array([q0[0], _INITS["informed"][1]])  # leave perfect recovery
+            sol = _solve(model, alphas[j], S, q0, **kw)
+            q, qh, psi, res = sol.q, sol.qhat, sol.psi, sol.res
             pf = model.noise == 0 and 1 - q[1] < 1e-10
             out[j] = dict(q_k=float(q[0]), q_v=1.0 if pf else float(q[1]), error=_bo_error(model, q, T, n_gh)[0],
                           phi=_phi(q, qh, alphas[j], psi, pf), perfect_v=bool(pf), converged=bool(res.converged))
@@ -473,7 +609,7 @@ def bayes_phase_diagram(model:SLRModel, # SpikedSLR or MaxSLR (the family member
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         up = branch(range(len(alphas)), np.asarray(_INITS["uninformed"]))
-        down = branch(range(len(alphas) - 1, -1, -1), np.asarray(_INITS["informed"]))
+        down = branch(range(len(alphas) - 1, -1, -1), _start(model, alphas[-1], "informed"))
     rows = []
     for j, a in enumerate(alphas):
         u, i = up[j], down[j]

@@ -132,21 +132,41 @@ def _solve_small(H, g):
             return _lsum(A * g[:, None, :]) / det[:, None]
     return np.linalg.solve(H, g[..., None])[..., 0]
 
-def _newton_direction(H, g, floor):
-    "-H^{-1} g; where that is not a direction of positive curvature, the eigenvalue-floored (|lambda|) Newton step."
+def _not_pd(H):
+    "True where the symmetric L x L matrix is not positive definite (leading minors for L <= 3; L > 3: not tested)."
+    L = H.shape[-1]
+    if L == 1: return ~(H[:, 0, 0] > 0)
+    m2 = H[:, 0, 0] * H[:, 1, 1] - H[:, 0, 1] * H[:, 1, 0]
+    out = ~(H[:, 0, 0] > 0) | ~(m2 > 0)
+    if L == 2: return out
+    if L == 3:
+        det = (H[:, 0, 0] * (H[:, 1, 1] * H[:, 2, 2] - H[:, 1, 2] * H[:, 2, 1]) - H[:, 0, 1] * (H[:, 1, 0] * H[:, 2, 2] - H[:, 1, 2] * H[:, 2, 0])
+               + H[:, 0, 2] * (H[:, 1, 0] * H[:, 2, 1] - H[:, 1, 1] * H[:, 2, 0]))
+        return out | ~(det > 0)
+    return np.zeros(len(H), bool)
+
+def _newton_direction(H, g, floor, neg_step=0.0):
+    """-H^{-1} g where H is positive definite; elsewhere the eigenvalue-floored (|lambda|) Newton step, moving at least
+    `neg_step` downhill along each direction of negative curvature (so that a start near a saddle leaves it at once).
+    Returns the step and where it is not the plain Newton step."""
     try:
         p = -_solve_small(H, g)
         bad = ~np.isfinite(_lsum(p))
         p[bad] = 0.0
         bad |= ~(_lsum(g * p) < 0) & (_lmax(np.abs(g)) > 0)
         bad |= _lsum(p * _lsum(H * p[:, None, :])) < 0
+        bad |= _not_pd(H)
     except np.linalg.LinAlgError:
         p, bad = np.zeros_like(g), np.ones(len(g), bool)
     if np.any(bad):
         lam, U = np.linalg.eigh(H[bad])
-        lam = np.maximum(np.abs(lam), floor)
-        p[bad] = -np.einsum("nij,nj->ni", U, np.einsum("nji,nj->ni", U, g[bad]) / lam)
-    return p
+        c = np.einsum("nji,nj->ni", U, g[bad])
+        step = -c / np.maximum(np.abs(lam), floor)
+        if neg_step > 0:
+            down = np.where(c > 0, -1.0, 1.0) * np.maximum(np.abs(step), neg_step)
+            step = np.where(lam < 0, down, step)
+        p[bad] = np.einsum("nij,nj->ni", U, step)
+    return p, bad
 
 def batched_newton(objective, # objective(x, *args, derivatives=False) -> phi (n,) or (phi, grad (n, L), hess (n, L, L))
                    x0, # (n, L) starting points
@@ -154,6 +174,10 @@ def batched_newton(objective, # objective(x, *args, derivatives=False) -> phi (n
                    floor:float=1e-8, # eigenvalue floor of the modified Newton step
                    xtol:float=1e-10, # stop a sample when its step is below xtol (1 + |x|)
                    max_iter:int=100, # Newton iterations
+                   neg_step:float=0.0, # least step downhill along a direction of negative curvature
+                   merge=None, # (x, phi) of known minima (n, L), (n,): a sample whose iterate comes within
+                               # merge_tol (1 + |x|) of its known minimum where the Hessian is positive definite stops there
+                   merge_tol:float=1e-3, # radius of that merge, relative
                   ) -> tuple:
     "Minimise n independent L-dimensional problems at once (modified Newton, backtracking): (x, phi, n_unconverged)."
     x_all = np.array(x0, dtype=float)
@@ -165,12 +189,14 @@ def batched_newton(objective, # objective(x, *args, derivatives=False) -> phi (n
         a_act = sub(active)
         x = x_all[active]
         phi, g, H = objective(x, *a_act, derivatives=True)
-        p = _newton_direction(H, g, floor)
+        p, bad = _newton_direction(H, g, floor, neg_step)
         slope = _lsum(g * p)
         t = np.ones(active.size)
         xnew = x + p
         phinew = objective(xnew, *a_act)
-        pending = np.arange(active.size)
+        # a decrease below the rounding of phi cannot be verified: accept such (tiny Newton) steps without a line search
+        flat = ~bad & ((-slope <= 1e-14 * np.abs(phi)) | (_lmax(np.abs(p)) <= 1e-7 * (1.0 + _lmax(np.abs(x)))))
+        pending = np.flatnonzero(~flat)
         for _ in range(60):
             ok = phinew[pending] <= phi[pending] + 1e-4 * t[pending] * slope[pending] + 1e-15 * np.abs(phi[pending])
             pending = pending[~ok]
@@ -183,6 +209,10 @@ def batched_newton(objective, # objective(x, *args, derivatives=False) -> phi (n
         x_all[active], phi_all[active] = xnew, phinew
         step = _lmax(np.abs(t[:, None] * p))
         done = (step <= xtol * (1.0 + _lmax(np.abs(x)))) | stuck
+        if merge is not None:     # inside the quadratic basin of a known minimum: Newton would end there
+            near = ~bad & ~done & (_lmax(np.abs(xnew - merge[0][active])) <= merge_tol * (1.0 + _lmax(np.abs(xnew))))
+            x_all[active[near]], phi_all[active[near]] = merge[0][active[near]], merge[1][active[near]]
+            done |= near
         active = active[~done]
     return x_all, phi_all, int(active.size)
 
@@ -197,13 +227,15 @@ def prox_newton(activation, # name or Activation
                 x0=None, # (n, L) starting point (default omega^k)
                 xtol:float=1e-10, # stop a sample when its step is below xtol (1 + |chi|)
                 max_iter:int=100, # Newton iterations
+                merge=None, # (chi, phi) of minima found from another start: an iterate that enters one's basin stops there
                ) -> tuple:
     "Minimise phi for all samples at once by a modified Newton method with backtracking: (chi, phi, n_unconverged)."
     act = get_activation(activation)
     chi = np.array(omk if x0 is None else x0, dtype=float)
     if mask is not None: chi = np.where(mask, chi, omk)
     obj = lambda x, omk, omv, y, mask, derivatives=False: prox_objective(act, x, omk, omv, y, Vk, Vv, mask, c, derivatives)
-    return batched_newton(obj, chi, (omk, omv, y, mask), floor=1e-8 / Vk, xtol=xtol, max_iter=max_iter)
+    return batched_newton(obj, chi, (omk, omv, y, mask), floor=1e-8 / Vk, xtol=xtol, max_iter=max_iter, neg_step=0.1 * math.sqrt(abs(Vk)),   # Vk < 0 only on diverging iterates
+                          merge=merge)
 
 # %% ../../nbs/02a_slr_replica.ipynb #734d20e1
 ORDER = ("m_k", "q_k", "V_k", "m_v", "q_v", "V_v")
@@ -211,17 +243,25 @@ HATS = ("mhat_k", "qhat_k", "Vhat_k", "mhat_v", "qhat_v", "Vhat_v")
 
 @dataclass
 class ChannelSample:
-    "Common random numbers of the replica channel: teacher projections and the student's Gaussian noises."
-    chi_star: np.ndarray # (n, L) teacher key fields (tilted)
-    z_star: np.ndarray # (n, L) teacher value fields
+    """Common random numbers of the replica channel: teacher projections and the student's Gaussian noises.
+
+    form "full": omega^k = m_k chi* + sqrt(q_k - m_k^2) xi_k and omega^v = m_v z* + sqrt(q_v - m_v^2) xi_v.
+    form "conditioned" (spiked-SLR: Gaussian teacher fields): the directions that the prox does not see are integrated
+    in closed form; chi_star holds the mean mu of chi* (sqrt(nu) on the location), xi_k the standardised key field w
+    (omega^k = m_k mu + sqrt(q_k) w), xi_v the standardised value fields u (omega^v_l = sqrt(q_v) u_l off the location,
+    omega^v_eps = m_v y/(1 + Delta^2) + sqrt(q_v - m_v^2/(1 + Delta^2)) u_eps on it), and z_star is None."""
+    chi_star: np.ndarray # (n, L) teacher key fields (tilted); conditioned form: their mean mu
+    z_star: np.ndarray # (n, L) teacher value fields; conditioned form: None
     y: np.ndarray # (n,) labels
     mask: np.ndarray # (n, L) True on real tokens
     eps: np.ndarray # (n,) location
-    xi_k: np.ndarray # (n, L) noise of omega^k
-    xi_v: np.ndarray # (n, L) noise of omega^v
+    xi_k: np.ndarray # (n, L) noise of omega^k; conditioned form: standardised omega^k
+    xi_v: np.ndarray # (n, L) noise of omega^v; conditioned form: standardised omega^v given y
     zeta: np.ndarray # (n, L) noise of the test key field
     seed: object = None # the seed that drew it
     integration: str = "mc" # "mc" (i.i.d. draws) or "rqmc" (one scrambled Sobol net)
+    form: str = "full" # "full" or "conditioned" (see the docstring)
+    noise: float = 0.0 # label-noise level Delta of the model (used by the conditioned form)
 
 def _check_sample_size(model, n):
     "Memory guard: the prox and the stability diagnostics hold a few (n, 2L, 2L) arrays."
@@ -243,9 +283,36 @@ def channel_sample(model:SLRModel, # SpikedSLR or MaxSLR
     return ChannelSample(P.chi_star, P.z_star, np.asarray(P.y, float), m, np.asarray(P.eps), xi_k, xi_v, zeta, seed)
 
 def _fields(x, S):
+    "omega^k, omega^v (n, L) at the overlaps x, and the conditional variances q - m^2 of the full form."
     m_k, q_k, V_k, m_v, q_v, V_v = x
     Ck, Cv = max(q_k - m_k**2, 0.0), max(q_v - m_v**2, 0.0)
-    return (m_k * S.chi_star + math.sqrt(Ck) * S.xi_k) * S.mask, (m_v * S.z_star + math.sqrt(Cv) * S.xi_v) * S.mask, Ck, Cv
+    if S.form == "full":
+        return (m_k * S.chi_star + math.sqrt(Ck) * S.xi_k) * S.mask, (m_v * S.z_star + math.sqrt(Cv) * S.xi_v) * S.mask, Ck, Cv
+    rows, d2 = np.arange(len(S.y)), 1.0 + S.noise**2
+    omv = math.sqrt(max(q_v, 0.0)) * S.xi_v
+    omv[rows, S.eps] = (m_v / d2) * S.y + math.sqrt(max(q_v - m_v**2 / d2, 0.0)) * S.xi_v[rows, S.eps]
+    return (m_k * S.chi_star + math.sqrt(max(q_k, 0.0)) * S.xi_k) * S.mask, omv * S.mask, Ck, Cv
+
+def _stein_weights(x, S):
+    """Per-sample weights (A_k, B_k, A_v, B_v) of the estimators Vhat = -alpha E[g . A], mhat = alpha E[g . B] + Vhat m
+    (A = None where the Stein form is undefined: use the Jacobian). Full form: A = xi / sqrt(q - m^2), B = teacher field.
+    Conditioned form: A and B are the conditional expectations of those, given the fields the prox sees."""
+    m_k, q_k, V_k, m_v, q_v, V_v = x
+    Ck, Cv = max(q_k - m_k**2, 0.0), max(q_v - m_v**2, 0.0)
+    if S.form == "full":
+        return (S.xi_k / math.sqrt(Ck) if Ck > 0 else None, S.chi_star,
+                S.xi_v / math.sqrt(Cv) if Cv > 0 else None, S.z_star)
+    rows, d2 = np.arange(len(S.y)), 1.0 + S.noise**2
+    Ak = S.xi_k / math.sqrt(q_k) if q_k > 0 else None
+    Bk = S.chi_star + (m_k / math.sqrt(q_k)) * S.xi_k if q_k > 0 else S.chi_star
+    Cc = q_v - m_v**2 / d2                                   # Var(omega^v_eps | y)
+    ue = S.xi_v[rows, S.eps]
+    Bv = (m_v / math.sqrt(q_v)) * S.xi_v if q_v > 0 else np.zeros_like(S.xi_v)
+    Bv[rows, S.eps] = S.y / d2 + ((m_v * S.noise**2 / d2) * ue / math.sqrt(Cc) if Cc > 0 else 0.0)
+    Av = None
+    if q_v > 0 and Cc > 0:
+        Av = S.xi_v / math.sqrt(q_v); Av[rows, S.eps] = ue / math.sqrt(Cc)
+    return Ak, Bk, (None if Av is None else Av * S.mask), Bv * S.mask
 
 def channel_update(activation, # name or Activation
                    x, # the six overlaps (m_k, q_k, V_k, m_v, q_v, V_v)
@@ -255,29 +322,34 @@ def channel_update(activation, # name or Activation
                    warm=None, # previous prox solution (n, L), an extra start
                    xtol:float=1e-10, # prox tolerance
                    vhat:str="stein", # estimator of Vhat: "stein" (counts prox jumps) or "jacobian" (implicit differentiation)
+                   starts:str="both", # prox starts: "both" (warm and omega^k, the lower phi per sample) or "warm" (warm only, if given)
                   ) -> tuple:
     "Channel side of the RS equations: multi-start Newton prox, then the six conjugates: (hats, aux)."
     act = get_activation(activation)
+    check_choice("starts", starts, ("both", "warm"))
     m_k, q_k, V_k, m_v, q_v, V_v = x
-    omk, omv, Ck, Cv = _fields(x, S)
-    best, best_phi = None, None
-    for x0 in ([omk] if warm is None else [warm, omk]):
-        chi, phi, _ = prox_newton(act, omk, omv, S.y, V_k, V_v, S.mask, c, x0=x0, xtol=xtol)
+    omk, omv, _, _ = _fields(x, S)
+    Ak, Bk, Av, Bv = _stein_weights(x, S)
+    best, best_phi, n_better = None, None, 0
+    for x0 in ([omk] if warm is None else [warm] if starts == "warm" else [warm, omk]):
+        chi, phi, _ = prox_newton(act, omk, omv, S.y, V_k, V_v, S.mask, c, x0=x0, xtol=xtol,
+                                  merge=None if best is None else (best, best_phi))
         if best is None: best, best_phi = chi, phi
         else:
             better = phi < best_phi
+            n_better = int(np.sum(phi < best_phi - 1e-12 * (1.0 + np.abs(best_phi))))   # beyond rounding
             best[better] = chi[better]; best_phi = np.where(better, phi, best_phi)
     s = act.value(best, mask=S.mask, c=c)
     r = (S.y - np.sum(s * omv, -1)) / (1.0 + V_v * np.sum(s * s, -1))
     gk, gv = (best - omk) / V_k * S.mask, r[:, None] * s
-    if vhat == "jacobian" or Ck <= 0 or Cv <= 0:
+    if vhat == "jacobian" or Ak is None or Av is None:
         Jd = _prox_jacobian_diag(act, best, omv, S, r, s, V_k, V_v, c)
         jk, jv = -alpha * np.mean(Jd[0]), -alpha * np.mean(Jd[1])
-    Vh_k = -alpha * np.mean(np.sum(gk * S.xi_k, -1)) / math.sqrt(Ck) if (Ck > 0 and vhat == "stein") else jk
-    Vh_v = -alpha * np.mean(np.sum(gv * S.xi_v, -1)) / math.sqrt(Cv) if (Cv > 0 and vhat == "stein") else jv
-    hats = np.array([alpha * np.mean(np.sum(gk * S.chi_star, -1)) + Vh_k * m_k, alpha * np.mean(np.sum(gk * gk, -1)), Vh_k,
-                     alpha * np.mean(np.sum(gv * S.z_star, -1)) + Vh_v * m_v, alpha * np.mean(np.sum(gv * gv, -1)), Vh_v])
-    return hats, dict(chi=best, r=r, phi=best_phi, s=s)
+    Vh_k = -alpha * np.mean(_lsum(gk * Ak)) if (Ak is not None and vhat == "stein") else jk
+    Vh_v = -alpha * np.mean(_lsum(gv * Av)) if (Av is not None and vhat == "stein") else jv
+    hats = np.array([alpha * np.mean(_lsum(gk * Bk)) + Vh_k * m_k, alpha * np.mean(_lsum(gk * gk)), Vh_k,
+                     alpha * np.mean(_lsum(gv * Bv)) + Vh_v * m_v, alpha * np.mean(_lsum(gv * gv)), Vh_v])
+    return hats, dict(chi=best, r=r, phi=best_phi, s=s, n_better=n_better)
 
 def prior_update(hats, # the six conjugates (mhat_k, qhat_k, Vhat_k, mhat_v, qhat_v, Vhat_v)
                  lam_k:float, # ridge strength of k
@@ -297,21 +369,27 @@ def _rqmc_sample(model, m, seed):
     from scipy.stats import qmc
     from scipy.special import ndtri
     L = model.L_max
-    finite_max = model.kind == "max" and np.isfinite(model.nu)
+    if model.kind == "spiked":     # conditioned form: 2L + 1 directions the prox sees, then the test noise
+        U = qmc.Sobol(3 * L + 1, scramble=True, seed=as_generator(seed)).random_base2(int(round(math.log2(m))))
+        G = ndtri(np.clip(U, 1e-16, 1 - 1e-16))
+        n = len(U)
+        mu = np.zeros((n, L)); mu[:, 0] = math.sqrt(model.nu)
+        y = math.sqrt(1.0 + model.noise**2) * G[:, L]
+        return ChannelSample(mu, None, y, np.ones((n, L), bool), np.zeros(n, int), G[:, :L], G[:, L + 1:2 * L + 1],
+                             G[:, 2 * L + 1:], seed, "rqmc", "conditioned", float(model.noise))
+    finite_max = np.isfinite(model.nu)
     d = 5 * L + 1 + int(finite_max)
     U = qmc.Sobol(d, scramble=True, seed=as_generator(seed)).random_base2(int(round(math.log2(m))))
     G = ndtri(np.clip(U[:, :5 * L + 1], 1e-16, 1 - 1e-16))
     xi_k, xi_v, chi, z, zeta = (G[:, i * L:(i + 1) * L] for i in range(5))
     g0 = G[:, 5 * L]
     n = len(U); rows = np.arange(n)
-    if model.kind == "spiked":
-        eps = np.zeros(n, int); chi = chi.copy(); chi[:, 0] += math.sqrt(model.nu)
-    elif not finite_max: eps = np.argmax(chi, axis=1)
+    if not finite_max: eps = np.argmax(chi, axis=1)
     else:
         p = model.posterior(chi)
         eps = np.minimum((np.cumsum(p, axis=1) < U[:, -1:]).sum(axis=1), L - 1)
     y = z[rows, eps] + model.noise * g0
-    return ChannelSample(chi, z, y, np.ones((n, L), bool), eps, xi_k, xi_v, zeta, seed, "rqmc")
+    return ChannelSample(chi, z, y, np.ones((n, L), bool), eps, xi_k, xi_v, zeta, seed, "rqmc", "full", float(model.noise))
 
 def channel_samples(model:SLRModel, # SpikedSLR or MaxSLR
                     n:int, # total samples over all randomisations (>= 100)
@@ -376,8 +454,9 @@ def stability(activation, # name or Activation
     d = np.arange(L)
     jac_k, jac_v = -alpha * J[:, d, d].sum(1), -alpha * J[:, L + d, L + d].sum(1)      # per-sample Vhat (Jacobian)
     gk, gv = (chi - omk) / V_k * S.mask, r[:, None] * s
-    st_k = -alpha * _lsum(gk * S.xi_k) / math.sqrt(Ck) if Ck > 0 else jac_k
-    st_v = -alpha * _lsum(gv * S.xi_v) / math.sqrt(Cv) if Cv > 0 else jac_v
+    Ak, _, Av, _ = _stein_weights(x, S)
+    st_k = -alpha * _lsum(gk * Ak) if Ak is not None else jac_k
+    st_v = -alpha * _lsum(gv * Av) if Av is not None else jac_v
     G = J.reshape(n, 2, L, 2, L).transpose(0, 2, 4, 1, 3)                               # (n, l, l', 2, 2)
     M4 = np.einsum("nabij,nabkl->ikjl", G, G).reshape(4, 4) / n
     V = np.array([V_k, V_v])
@@ -478,32 +557,45 @@ def _start(model, init):
 
 def _mc_test_error(act, x, S, noise, c):
     m_k, q_k, _, m_v, q_v, _ = x
-    chi = (m_k * S.chi_star + math.sqrt(max(q_k - m_k**2, 0.0)) * S.zeta) * S.mask
+    sd = math.sqrt(max(q_k - m_k**2, 0.0) if S.form == "full" else max(q_k, 0.0))   # conditioned: chi_star is the mean
+    chi = (m_k * S.chi_star + sd * S.zeta) * S.mask
     s = act.value(chi, mask=S.mask, c=c)
     per = noise**2 + 1.0 - 2 * m_v * s[np.arange(len(s)), S.eps] + q_v * np.sum(s * s, -1)
     return float(per.mean()), float(per.std(ddof=1) / math.sqrt(len(per)))
 
-def _solve_one(act, S, x0, alpha, lam_k, lam_v, c, xtol, warm_chi, fp_kw, vhat="stein"):
-    "The fixed point on one channel sample (common random numbers), then the conjugates at it."
-    state = dict(chi=None if warm_chi is None else np.array(warm_chi, float))
+def _solve_one(act, S, x0, alpha, lam_k, lam_v, c, xtol, warm_chi, fp_kw, vhat="stein", starts="both", guard_rounds=2):
+    """The fixed point on one channel sample (common random numbers), then the conjugates at it. starts="both": both prox
+    starts at every evaluation. starts="warm": the map warm-starts the prox only; at the fixed point both starts run (the
+    guard against wrong local minima), and where the start from omega^k finds a lower minimum for some sample the
+    iteration continues from there (the last round with both starts at every evaluation)."""
+    state = dict(chi=None if warm_chi is None else np.array(warm_chi, float), starts=starts)
     def F(x):
         if not (x[2] > 0 and x[5] > 0 and x[1] >= 0 and x[4] >= 0): return np.full(6, np.nan)
         if max(x[2], x[5]) > _V_MAX:
             raise ConvergenceError(f"replica_erm: the susceptibility V reached {max(x[2], x[5]):.3g} > {_V_MAX:g} (lam_k={lam_k:g}, "
                                    f"lam_v={lam_v:g}, alpha={alpha:g}): with a ridge this weak the iteration diverges before reaching "
                                    f"a finite fixed point; use a larger lam or a start closer to the solution", x=x)
-        hats, aux = channel_update(act, x, S, alpha, c, state["chi"], xtol, vhat)
+        hats, aux = channel_update(act, x, S, alpha, c, state["chi"], xtol, vhat, state["starts"])
         state["chi"] = aux["chi"]
         return prior_update(hats, lam_k, lam_v)
-    res = fixed_point(F, x0, names=ORDER, **fp_kw)
-    hats, aux = channel_update(act, res.x, S, alpha, c, state["chi"], xtol, vhat)
+    n_it = 0
+    for rnd in range(guard_rounds + 1):
+        res = fixed_point(F, x0, names=ORDER, **fp_kw)
+        n_it += int(res.n_iter)
+        hats, aux = channel_update(act, res.x, S, alpha, c, state["chi"], xtol, vhat, "both")
+        if not res.converged or aux["n_better"] == 0 or state["starts"] == "both": break
+        state["chi"], x0 = aux["chi"], res.x
+        if rnd == guard_rounds - 1: state["starts"] = "both"
+    res.n_iter = n_it
     return res, hats, aux
 
 _V_MAX = 1e6   # a susceptibility above this means the ridge is too weak for a finite RS fixed point
 
 def _subsample(S, k):
     "The first k points of a channel sample (for a Sobol net: itself a net)."
-    return ChannelSample(*(getattr(S, f)[:k] for f in ("chi_star", "z_star", "y", "mask", "eps", "xi_k", "xi_v", "zeta")), S.seed, S.integration)
+    cut = lambda a: None if a is None else a[:k]
+    return ChannelSample(*(cut(getattr(S, f)) for f in ("chi_star", "z_star", "y", "mask", "eps", "xi_k", "xi_v", "zeta")),
+                         S.seed, S.integration, S.form, S.noise)
 
 def _mean_se(a, R):
     a = np.asarray(a, float)
@@ -538,6 +630,7 @@ def replica_erm(model:SLRModel, # SpikedSLR or MaxSLR
                 vhat:str="stein", # estimator of Vhat in the map: "stein" (counts prox jumps) or "jacobian" (lower variance)
                 presolve:bool=True, # without warm start: first solve on an eighth of the first sample (fewer costly iterations)
                 warm_kw:dict|None=None, # fixed-point options for warm-started solves (default: Anderson from the first step, no damping)
+                prox_starts:str="both", # "both" (warm and omega^k at every map evaluation) or "warm" (omega^k only at the fixed point, as a guard)
                ) -> ReplicaResult:
     "Replica-symmetric fixed point of ridge square-loss ERM in the six-order-parameter form, with its stability diagnostics."
     if not isinstance(model, SLRModel): raise TypeError(f"model must be a SpikedSLR or MaxSLR, got {type(model).__name__}")
@@ -546,6 +639,7 @@ def replica_erm(model:SLRModel, # SpikedSLR or MaxSLR
     lam_k = lam if lam_k is None else check_positive("lam_k", lam_k)
     lam_v = lam if lam_v is None else check_positive("lam_v", lam_v)
     check_choice("on_fail", on_fail, ("raise", "warn")); check_choice("vhat", vhat, ("stein", "jacobian"))
+    check_choice("prox_starts", prox_starts, ("both", "warm"))
     if sample is None: Ss = channel_samples(model, n_mc, mc_seed, integration, n_rand)
     else: Ss = [sample] if isinstance(sample, ChannelSample) else list(sample)
     R = len(Ss)
@@ -561,7 +655,7 @@ def replica_erm(model:SLRModel, # SpikedSLR or MaxSLR
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                r0, _, _ = _solve_one(act, S0, x0, alpha, lam_k, lam_v, c, xtol, None, dict(fp_kw, atol=10 * atol, on_fail="warn"), vhat)
+                r0, _, _ = _solve_one(act, S0, x0, alpha, lam_k, lam_v, c, xtol, None, dict(fp_kw, atol=10 * atol, on_fail="warn"), vhat, prox_starts)
             n_it += int(r0.n_iter)
             if np.all(np.isfinite(r0.x)) and r0.x[2] > 0 and r0.x[5] > 0: x0 = r0.x
         except ConvergenceError: pass
@@ -569,7 +663,7 @@ def replica_erm(model:SLRModel, # SpikedSLR or MaxSLR
     for i, S in enumerate(Ss):
         kw_i = dict(fp_kw, history=history and i == 0)
         if i > 0 or warm_chi is not None: kw_i.update(warm_kw)           # near the answer: Anderson from the first step
-        res, hats, aux = _solve_one(act, S, x0, alpha, lam_k, lam_v, c, xtol, warm[i], kw_i, vhat)
+        res, hats, aux = _solve_one(act, S, x0, alpha, lam_k, lam_v, c, xtol, warm[i], kw_i, vhat, prox_starts)
         if i == 0: hist = res.history
         if res.converged: x0 = res.x                      # warm start of the next randomisation
         x = res.x

@@ -5,7 +5,8 @@
 # %% ../../nbs/02b_slr_finite_samples.ipynb #f71bd034
 from __future__ import annotations
 import contextlib, csv, json, math, os, time
-from threadpoolctl import threadpool_limits
+from concurrent.futures import ThreadPoolExecutor
+from threadpoolctl import threadpool_limits, threadpool_info
 from functools import partial
 from ..sweep import run_sweep
 from dataclasses import dataclass, field, asdict
@@ -30,16 +31,19 @@ def erm_objective(w, # (2D,) the concatenation (k, v)
                   lam_v:float, # ridge strength of v
                   mask=None, # (N, L) bool, True on real tokens
                   c:float=0.0, # erf offset
-                  batch:int|None=None, # samples per batch (default: all)
+                  batch:int|None=None, # samples per chunk at most (default: as many as fit in 8 MiB of X)
+                  threads:int=1, # worker threads sharing the chunks (each should run single-threaded BLAS)
                  ) -> tuple:
     "ERM objective sum_mu (y - f)^2/2 + lam_k |k|^2/2 + lam_v |v|^2/2 and its gradient in (k, v)."
     w = np.asarray(w, float)
     if w.ndim != 1: raise ValueError(f"w must be a 1-d vector (k, v), got shape {w.shape}")
-    val, G = erm_objective_batch(w[:, None], X, y, activation, lam_k, lam_v, mask, c, batch)   # one column
+    val, G = erm_objective_batch(w[:, None], X, y, activation, lam_k, lam_v, mask, c, batch, threads)   # one column
     return float(val[0]), G[:, 0]
 
 
 # %% ../../nbs/02b_slr_finite_samples.ipynb #4ef64519
+_CHUNK_BYTES = 8 * 2**20   # bytes of X per chunk: the chunk's forward and backward products share the cache
+
 def erm_objective_batch(W, # (2D, K) the K concatenations (k, v) as columns
                         X, # (N, L, D) tokens
                         y, # (N,) labels
@@ -48,29 +52,39 @@ def erm_objective_batch(W, # (2D, K) the K concatenations (k, v) as columns
                         lam_v:float, # ridge strength of v
                         mask=None, # (N, L) bool, True on real tokens
                         c:float=0.0, # erf offset
-                        batch:int|None=None, # samples per batch (default: all)
+                        batch:int|None=None, # samples per chunk at most (default: as many as fit in 8 MiB of X)
+                        threads:int=1, # worker threads sharing the chunks (each should run single-threaded BLAS)
                        ) -> tuple:
-    "The ERM objective and gradient of K parameter vectors at once: (values (K,), gradients (2D, K))."
+    "The ERM objective and gradient of K parameter vectors at once: (values (K,), gradients (2D, K)), in one pass over X."
     act = get_activation(activation)
     n, L, D = X.shape
     W = np.asarray(W, float); K = W.shape[1]
     k, v = W[:D], W[D:]
     Wm = (np.concatenate([k, v], 1) / math.sqrt(D)).astype(X.dtype)            # (D, 2K)
-    batch = n if batch is None else check_int("batch", batch, lo=1)
-    val, G = np.zeros(K), np.zeros((D, 2 * K))
-    for a in range(0, n, batch):
-        Xb = X[a:a + batch].reshape(-1, D); nb = min(batch, n - a)
-        P = (Xb @ Wm).astype(float).reshape(nb, L, 2, K).transpose(0, 3, 1, 2)   # (nb, K, L, 2)
+    WmT = np.ascontiguousarray(Wm.T)                                           # K = 1: two matrix-vector products beat a 2-column GEMM
+    cs = max(1, _CHUNK_BYTES // (L * D * X.dtype.itemsize))
+    if batch is not None: cs = min(cs, check_int("batch", batch, lo=1))
+    threads = check_int("threads", threads, lo=1)
+    def chunk(a):                                   # fields, residuals and X^T A of samples a .. a + nb: X read once
+        Xb = X[a:a + cs].reshape(-1, D); nb = Xb.shape[0] // L
+        P = np.stack([Xb @ WmT[0], Xb @ WmT[1]], 1) if K == 1 else Xb @ Wm
+        P = P.astype(float).reshape(nb, L, 2, K).transpose(0, 3, 1, 2)            # (nb, K, L, 2)
         chi, z = P[..., 0].reshape(-1, L), P[..., 1].reshape(-1, L)
-        mb = None if mask is None else np.repeat(mask[a:a + batch], K, axis=0)
+        mb = None if mask is None else np.repeat(mask[a:a + cs], K, axis=0)
         s = act.value(chi, mask=mb, c=c)
         if mb is not None: z = np.where(mb, z, 0.0)
-        r = np.sum(s * z, -1) - np.repeat(y[a:a + batch], K)
-        val += 0.5 * (r * r).reshape(nb, K).sum(0)
+        r = np.sum(s * z, -1) - np.repeat(y[a:a + cs], K)
         gk, gv = act.vjp(chi, z, mask=mb, c=c) * r[:, None], s * r[:, None]     # (nb K, L)
         A = np.stack([gk.reshape(nb, K, L), gv.reshape(nb, K, L)], 2)            # (nb, K, 2, L)
         A = A.transpose(0, 3, 2, 1).reshape(nb * L, 2 * K)                        # rows (mu, l), columns (k_1..k_K, v_1..v_K)
-        G += (Xb.T @ A.astype(X.dtype)).astype(float)
+        A = A.astype(X.dtype)
+        Gb = np.stack([A[:, 0] @ Xb, A[:, 1] @ Xb], 1) if K == 1 else Xb.T @ A      # (D, 2K)
+        return 0.5 * (r * r).reshape(nb, K).sum(0), Gb
+    starts = range(0, n, cs)
+    val, G = np.zeros(K), np.zeros((D, 2 * K))
+    with (ThreadPoolExecutor(min(threads, len(starts))) if threads > 1 and len(starts) > 1 else contextlib.nullcontext()) as pool:
+        for vb, Gb in (map if pool is None else pool.map)(chunk, starts):        # summed in chunk order: deterministic
+            val += vb; G += Gb
     G /= math.sqrt(D)
     val += 0.5 * lam_k * np.sum(k * k, 0) + 0.5 * lam_v * np.sum(v * v, 0)
     return val, np.concatenate([G[:, :K] + lam_k * k, G[:, K:] + lam_v * v], 0)
@@ -182,6 +196,32 @@ def _distinct(ws, objs, D, tol):
         else: groups.append([j])
     return groups
 
+def _blas_threads():
+    "Threads BLAS is set to use now."
+    return max([d["num_threads"] for d in threadpool_info() if d.get("user_api") == "blas"] or [1])
+
+def _test_errors(model, act, Wf, k_star, v_star, n_test, seed, c):
+    """Squared errors (n_test, K) of the K columns (k, v) of Wf on one fresh test set of the teacher (k_star, v_star).
+    A test token is x = g_perp + chi* k*/sqrt(D) + z* v*/sqrt(D) with g_perp Gaussian orthogonal to (k*, v*), so its fields
+    x.W/sqrt(D) are chi* C_k + z* C_v + g.R exactly in law, with C = (k*, v*)^T W/D, g ~ N(0, I) and R the triangular
+    factor of the part of W/sqrt(D) orthogonal to (k*, v*): O(n_test L K) work instead of O(n_test L D)."""
+    D = k_star.size; K = Wf.shape[1]; L = model.L_max
+    U = np.stack([k_star, v_star], 1) / math.sqrt(D)                                  # (D, 2) orthonormal
+    Wt = np.concatenate([Wf[:D], Wf[D:]], 1) / math.sqrt(D)                          # (D, 2K): columns k_1..k_K, v_1..v_K
+    Cm = U.T @ Wt                                                                     # (2, 2K)
+    R = np.linalg.qr(Wt - U @ Cm, mode="r")                                           # (r, 2K), R^T R = Gram of the orthogonal part
+    chunk = max(1, min(n_test, 2_000_000 // (L * 2 * K) + 1))
+    errs = []
+    for a, g in zip(range(0, n_test, chunk), spawn(seed, (n_test + chunk - 1) // chunk)):
+        nb = min(chunk, n_test - a)
+        pr = model.sample_projections(nb, g)
+        F = pr.chi_star[..., None] * Cm[0] + pr.z_star[..., None] * Cm[1] + g.standard_normal((nb, L, R.shape[0])) @ R
+        F = np.where(pr.mask[..., None], F, 0.0).reshape(nb, L, 2, K)
+        mk = np.repeat(pr.mask[:, None, :], K, 1)
+        f = act.predict(F[:, :, 0].transpose(0, 2, 1), F[:, :, 1].transpose(0, 2, 1), mask=mk, c=c)   # (nb, K)
+        errs.append((pr.y[:, None] - f)**2)
+    return np.concatenate(errs)
+
 def simulate_erm(model:SLRModel, # SpikedSLR or MaxSLR
                  activation, # name or Activation
                  alpha:float, # sample ratio N/D
@@ -193,11 +233,11 @@ def simulate_erm(model:SLRModel, # SpikedSLR or MaxSLR
                  lam_v:float|None=None, # ridge strength of v
                  n_test:int=10_000, # test sequences
                  dtype=np.float64, # float64 or float32 storage of X
-                 batch:int|None=None, # samples per batch in the gradient (memory)
+                 batch:int|None=None, # samples per chunk in the gradient at most (default: 8 MiB of X per chunk)
                  c:float=0.0, # erf offset (fixed)
                  gtol:float=1e-7, # L-BFGS tolerance on the projected gradient (normalised objective)
                  max_iter:int=5000, # L-BFGS iterations
-                 threads:int|None=1, # BLAS threads during the run (None: leave unchanged); 1 avoids oversubscription in sweeps
+                 threads:int|None=1, # threads sharing each pass over the data, each with one BLAS thread (None: as many as BLAS uses now); 1 suits sweeps
                  restarts:int|None=None, # K random starts on the same data, batched (None: one run from `init`)
                  informed:bool=False, # with restarts: also run the informed start (reported apart, in `informed`)
                  x0=None, # (2D,) explicit start (k, v), overrides `init` (single run)
@@ -223,42 +263,33 @@ def simulate_erm(model:SLRModel, # SpikedSLR or MaxSLR
     N = max(int(round(alpha * D)), 1)
     K_all = 1 if restarts is None else restarts + int(informed)
     isz = np.dtype(dtype).itemsize
-    check_memory("N * L * D", (8.0 + isz) * N * model.L_max * D + 8.0 * N * model.L_max * 2 * K_all * 6)   # float64 draw + stored copy
+    # the sampler's float64 draw and one float64 temporary (measured peak at D = N = 10^4, L = 3, float32: 6.8 GiB), the stored copy
+    check_memory("N * L * D", (16.0 + isz) * N * model.L_max * D + 8.0 * N * model.L_max * 2 * K_all * 6)
     g_train, g_test, g_init = spawn(seed, 3)
     tr = model.sample(N, D, g_train, dtype=dtype)
     kst, vst = tr.k_star, tr.v_star
     w_inf = np.concatenate([_informed_scale(model) * kst, vst])
+    nth = _blas_threads() if threads is None else threads
     t0 = time.perf_counter()
-    with (threadpool_limits(threads) if threads else contextlib.nullcontext()):
+    with threadpool_limits(1):
         if restarts is None:
             if x0 is not None: w0 = x0
             elif init == "informed": w0 = w_inf
             else: w0 = 0.1 * g_init.standard_normal(2 * D)
-            fun = lambda w: tuple(t / N for t in erm_objective(w, tr.X, tr.y, act, lam_k, lam_v, tr.mask, c, batch))
+            fun = lambda w: tuple(t / N for t in erm_objective(w, tr.X, tr.y, act, lam_k, lam_v, tr.mask, c, batch, nth))
             res = minimize(fun, w0, jac=True, method="L-BFGS-B",
                            options=dict(maxiter=max_iter, maxfun=2 * max_iter, gtol=gtol, ftol=1e-15, maxcor=30))
             Wf, objs, succ, nits, gn = res.x[:, None], np.array([res.fun]), [bool(res.success)], [int(res.nit)], float(np.abs(res.jac).max())
         else:
             W0 = 0.1 * np.stack([g.standard_normal(2 * D) for g in spawn(g_init, restarts)], 1)
             if informed: W0 = np.concatenate([W0, w_inf[:, None]], 1)
-            fun = lambda W: tuple(t / N for t in erm_objective_batch(W, tr.X, tr.y, act, lam_k, lam_v, tr.mask, c, batch))
+            fun = lambda W: tuple(t / N for t in erm_objective_batch(W, tr.X, tr.y, act, lam_k, lam_v, tr.mask, c, batch, nth))
             res = lbfgs_batch(fun, W0, gtol=gtol, max_iter=max_iter)
             Wf, objs, succ, nits = res["x"], res["fun"], list(res["success"]), list(res["n_iter"])
             gn = float(np.abs(res["jac"][:, :restarts]).max())
     secs = time.perf_counter() - t0
     del tr
-    # fresh test set from the same teacher, in chunks; every final point evaluated on it with one GEMM per chunk
-    Kf = Wf.shape[1]
-    Wt = np.concatenate([Wf[:D], Wf[D:]], 1) / math.sqrt(D)                              # (D, 2 Kf)
-    errs = []
-    chunk = max(1, min(n_test, 2_000_000 // (model.L_max * D) + 1))
-    for a, g in zip(range(0, n_test, chunk), spawn(g_test, (n_test + chunk - 1) // chunk)):
-        te = model.sample(min(chunk, n_test - a), D, g, k_star=kst, v_star=vst, dtype=dtype)
-        P = (te.X.reshape(-1, D) @ Wt.astype(dtype)).astype(float).reshape(-1, model.L_max, 2, Kf)
-        mk = None if te.mask is None else np.repeat(te.mask[:, None, :], Kf, 1)
-        f = act.predict(P[:, :, 0].transpose(0, 2, 1), P[:, :, 1].transpose(0, 2, 1), mask=mk, c=c)   # (n, Kf)
-        errs.append((te.y[:, None] - f)**2)
-    E = np.concatenate(errs)
+    E = _test_errors(model, act, Wf, kst, vst, n_test, g_test, c)     # every final point on one shared fresh test set
     def summary(j):
         k, v = Wf[:D, j], Wf[D:, j]
         m, se = mean_stderr(E[:, j])
