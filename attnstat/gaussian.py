@@ -8,11 +8,11 @@ import math, numbers, warnings
 from functools import lru_cache
 import numpy as np
 from scipy import integrate, special
-from .core import check_int, check_positive, check_real, check_array, check_memory, ParameterTypeError
+from .core import check_int, check_positive, check_real, check_array, check_memory, ParameterTypeError, as_generator
 
 # %% auto #0
 __all__ = ['N_MAX', 'QuadratureWarning', 'hermite_rule', 'gauss_expect', 'cov_sqrt', 'gauss_expect_2d', 'quad_expect',
-           'mean_stderr']
+           'mean_stderr', 'sobol_normal']
 
 # %% ../nbs/00a_gaussian.ipynb #1b1e3e0c
 def _need(name, value, kinds, what):
@@ -191,3 +191,20 @@ def mean_stderr(samples, # array of independent draws
     k = a.shape[axis]
     if k < 2: raise ValueError(f"samples must hold at least 2 draws along axis {axis}, got {k}")
     return a.mean(axis=axis), a.std(axis=axis, ddof=1) / math.sqrt(k)
+
+# %% ../nbs/00a_gaussian.ipynb #85e9a447
+def sobol_normal(m:int, # number of points (a power of 2 keeps the net balanced)
+                 d:int, # dimension, in [1, 21201]
+                 seed=0, # int or Generator: the scrambling
+                ) -> np.ndarray:
+    "Standard Gaussian points (m, d) from one scrambled Sobol net (randomised quasi-Monte Carlo)."
+    from scipy.stats import qmc
+    m, d = check_int("m", m, lo=1), check_int("d", d, lo=1, hi=21_201)
+    check_memory("m * d", 8.0 * m * d * 3)
+    sob = qmc.Sobol(d, scramble=True, seed=as_generator(seed, "seed"))
+    if m & (m - 1) == 0: U = sob.random_base2(m.bit_length() - 1)
+    else:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)              # not a power of 2: unbiased, less balanced
+            U = sob.random(m)
+    return special.ndtri(np.clip(U, 1e-16, 1 - 1e-16))

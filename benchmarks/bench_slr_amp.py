@@ -11,8 +11,9 @@
 
 Run: OPENBLAS_NUM_THREADS=1 python benchmarks/bench_slr_amp.py [--quick] [--baseline] [--branches-only]
 """
-import importlib, pathlib, subprocess, sys, time, types, warnings
+import sys, time, warnings
 import numpy as np
+from _former import load_former
 from threadpoolctl import threadpool_limits
 from attnstat.slr import SpikedSLR, MaxSLR
 from attnstat.slr.bayes import bayes_optimal_branches
@@ -20,18 +21,6 @@ from attnstat.slr.amp import simulate_amp
 from attnstat.slr.simulate import simulate_erm
 
 FORMER = "98a26d56034e9efa80ab79a9379cd7ef8acbd3dc"   # last commit with plain iteration, re-solved blocks, i.i.d. inner draws
-ROOT = pathlib.Path(__file__).resolve().parents[1]
-
-def load_former(commit=FORMER):
-    "The module attnstat.slr.bayes as it was at `commit` (read with `git show`), importable next to the current one."
-    src = subprocess.run(["git", "-C", str(ROOT), "show", f"{commit}:attnstat/slr/bayes.py"],
-                         capture_output=True, text=True, check=True).stdout
-    name = "attnstat.slr._former_bayes"
-    mod = types.ModuleType(name); mod.__package__ = "attnstat.slr"; mod.__file__ = f"{commit[:7]}:attnstat/slr/bayes.py"
-    sys.modules[name] = mod                        # dataclasses resolve annotations through sys.modules
-    importlib.import_module("attnstat.slr")
-    exec(compile(src, mod.__file__, "exec"), mod.__dict__)
-    return mod
 
 def timed(f, *a, **k):
     t = time.perf_counter(); r = f(*a, **k); return r, time.perf_counter() - t
@@ -39,7 +28,7 @@ def timed(f, *a, **k):
 if __name__ == "__main__":
     quick = "--quick" in sys.argv
     baseline = "--baseline" in sys.argv
-    former = load_former() if baseline else None
+    former = load_former("slr.bayes", FORMER) if baseline else None
     D = 500 if quick else 2000
     with threadpool_limits(1):
         for model in (() if "--branches-only" in sys.argv else (MaxSLR(3, np.inf, noise=0.1), SpikedSLR(3, 1.0, noise=0.1))):

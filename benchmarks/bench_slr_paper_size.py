@@ -10,24 +10,13 @@ settings, same data and seed) in this run; the full-size line is the new impleme
 Usage: python benchmarks/bench_slr_paper_size.py [D_FULL=10000] [D_SMALL=3000] [--former-full] [--skip-full]
 Prints wall times, the ratio former / new, the optimiser's iterations, test errors and overlaps of both, and the peak
 resident memory of the process."""
-import importlib, pathlib, resource, subprocess, sys, time, types
+import resource, sys, time
 import numpy as np
+from _former import load_former
 from attnstat.slr import SpikedSLR
 from attnstat.slr.simulate import simulate_erm
 
 FORMER = "98a26d56034e9efa80ab79a9379cd7ef8acbd3dc"   # last commit with the two-pass objective and the token test set
-ROOT = pathlib.Path(__file__).resolve().parents[1]
-
-def load_former(commit=FORMER):
-    "The module attnstat.slr.simulate as it was at `commit` (read with `git show`), importable next to the current one."
-    src = subprocess.run(["git", "-C", str(ROOT), "show", f"{commit}:attnstat/slr/simulate.py"],
-                         capture_output=True, text=True, check=True).stdout
-    name = "attnstat.slr._former_simulate"
-    mod = types.ModuleType(name); mod.__package__ = "attnstat.slr"; mod.__file__ = f"{commit[:7]}:attnstat/slr/simulate.py"
-    sys.modules[name] = mod                        # dataclasses resolve annotations through sys.modules
-    importlib.import_module("attnstat.slr")
-    exec(compile(src, mod.__file__, "exec"), mod.__dict__)
-    return mod
 
 KW = dict(seed=0, dtype=np.float32, batch=2000, n_test=10_000, threads=None)
 
@@ -45,7 +34,7 @@ if __name__ == "__main__":
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     D_full = int(args[0]) if len(args) > 0 else 10_000
     D_small = int(args[1]) if len(args) > 1 else 3000
-    former = load_former()
+    former = load_former("slr.simulate", FORMER)
     print(f"spiked-SLR L = 3, nu = 1, softmax, alpha = 1, lam = 0.1, informed start, float32, seed 0; former = {FORMER[:7]}", flush=True)
     rf, tf = run(former.simulate_erm, D_small)
     print(describe(f"former, D = N = {D_small}", rf, tf), flush=True)

@@ -11,7 +11,7 @@ from ..core import (check_real, check_positive, check_int, check_choice, check_m
                            as_generator, ParameterTypeError,
                            ConvergenceError, ConvergenceWarning)
 from ..fixed_point import fixed_point
-from ..gaussian import hermite_rule
+from ..gaussian import hermite_rule, sobol_normal
 from .models import SLRModel, SpikedSLR, MaxSLR, Projections
 
 # %% auto #0
@@ -231,18 +231,12 @@ def inner_draws(m:int, # points per set
                 n_sets:int|None=None, # None: one (m, L) set; K: K independently scrambled sets, (K, m, L)
                ) -> np.ndarray:
     "Standard Gaussian points from scrambled Sobol nets (randomised QMC), one independent scrambling per set."
-    from scipy.stats import qmc
-    from scipy.special import ndtri
     m, L = _int("m", m, lo=1), _int("L", L, lo=1)
     if n_sets is not None: n_sets = _int("n_sets", n_sets, lo=1)
     check_memory("m * L * n_sets", 8.0 * m * L * (n_sets or 1) * 3)
     g = as_generator(seed, "seed")
-    def one():
-        if L > 21_201: return g.standard_normal((m, L))            # beyond scipy's Sobol dimensions: plain Monte Carlo
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)            # m not a power of 2: still unbiased, less balanced
-            U = qmc.Sobol(L, scramble=True, seed=g).random(m)
-        return ndtri(np.clip(U, 1e-16, 1 - 1e-16))
+    def one():   # beyond scipy's Sobol dimensions: plain Monte Carlo
+        return g.standard_normal((m, L)) if L > 21_201 else sobol_normal(m, L, g)
     return one() if n_sets is None else np.stack([one() for _ in range(n_sets)])
 
 def nishimori_sample(model:SLRModel, # SpikedSLR or MaxSLR
@@ -393,7 +387,7 @@ def _linear_blocks(model, alpha, sol, T, n_blocks, n_gh):
     "Block estimates by linearising the fixed point: u_b = u* + (I - J)^-1 (F_b(u*) - F(u*)), Phi_b = Phi at u* on block b."
     n = len(sol.gg); b = n // n_blocks
     A = np.eye(len(sol.free)) - sol.J
-    u = np.log1p(-np.minimum(sol.q, 1 - _VMIN)); perfect = model.noise == 0 and 1 - sol.q[1] < 1e-10
+    u = np.log1p(-np.minimum(sol.q, 1 - _VMIN)); perfect = _perfect(model, sol.q)
     rows = []
     for i in range(n_blocks):
         sl = slice(i * b, (i + 1) * b)
@@ -413,7 +407,7 @@ def _resolved_blocks(model, alpha, sol, S, T, n_blocks, kw):
         for i in range(n_blocks):
             sl = slice(i * b, (i + 1) * b)
             s = _solve(model, alpha, S.block(sl), np.clip(sol.q, 1e-12, 1 - _VMIN), **dict(kw, on_fail="warn"))
-            pb = model.noise == 0 and 1 - s.q[1] < 1e-10
+            pb = _perfect(model, s.q)
             rows.append((s.q[0], s.q[1], _bo_error(model, s.q, T.block(sl), kw["n_gh"])[0],
                          _phi(s.q, s.qhat, alpha, s.psi, pb) if s.res.converged else math.nan))
     return np.array(rows)
@@ -431,6 +425,10 @@ def _bo_error(model, q, T, n_gh):
         L = model.L if isinstance(model.L, dict) else model.L_max
         return model.noise**2 + 1 - q[1] + q[1] * bayes_risk(SpikedSLR(L, model.nu * q[0])).excess, emc, se
     return emc, emc, se
+
+def _perfect(model, q):
+    "v* recovered exactly: Delta = 0 and 1 - q_v below 1e-10."
+    return model.noise == 0 and 1 - q[1] < 1e-10
 
 def _phi(q, qhat, alpha, psi, perfect):
     return math.inf if perfect and alpha > 1 else free_entropy(q, qhat, alpha, psi)
@@ -474,7 +472,7 @@ def bayes_optimal_error(model:SLRModel, # SpikedSLR or MaxSLR
     kw = dict(n_gh=n_gh, damping=damping, atol=atol, max_iter=max_iter, method=method)
     sol = _solve(model, alpha, S, q0, on_fail=on_fail, **kw)
     q, qhat, psi, res = sol.q, sol.qhat, sol.psi, sol.res
-    perfect = model.noise == 0 and 1 - q[1] < 1e-10
+    perfect = _perfect(model, q)
     err, emc, emc_se = _bo_error(model, q, T, n_gh)
     phi = _phi(q, qhat, alpha, psi, perfect)
     se = dict(q_k=math.nan, q_v=math.nan, error=math.nan, phi=math.nan)
@@ -601,7 +599,7 @@ def bayes_phase_diagram(model:SLRModel, # SpikedSLR or MaxSLR (the family member
             if q0[1] == 1 - _VMIN and not alphas[j] > 1: q0 = np.array([q0[0], _INITS["informed"][1]])  # leave perfect recovery
             sol = _solve(model, alphas[j], S, q0, **kw)
             q, qh, psi, res = sol.q, sol.qhat, sol.psi, sol.res
-            pf = model.noise == 0 and 1 - q[1] < 1e-10
+            pf = _perfect(model, q)
             out[j] = dict(q_k=float(q[0]), q_v=1.0 if pf else float(q[1]), error=_bo_error(model, q, T, n_gh)[0],
                           phi=_phi(q, qh, alphas[j], psi, pf), perfect_v=bool(pf), converged=bool(res.converged))
             if res.converged: q0 = np.clip(q, 1e-12, 1 - _VMIN)

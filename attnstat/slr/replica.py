@@ -10,7 +10,7 @@ import numpy as np
 from ..core import (ConvergenceError, check_real, check_positive, check_int, check_choice, as_generator, spawn,
                            check_memory)
 from ..fixed_point import fixed_point
-from ..gaussian import hermite_rule, mean_stderr
+from ..gaussian import hermite_rule, mean_stderr, sobol_normal
 from .models import SLRModel, SpikedSLR, MaxSLR
 from .activations import get_activation
 from .population import population_risk, population_risk_mc, bayes_risk
@@ -366,28 +366,26 @@ def prior_update(hats, # the six conjugates (mhat_k, qhat_k, Vhat_k, mhat_v, qha
 # %% ../../nbs/02a_slr_replica.ipynb #79133e07
 def _rqmc_sample(model, m, seed):
     "One scrambled Sobol net of m = 2^k points mapped to the channel sample (fixed sequence length)."
-    from scipy.stats import qmc
-    from scipy.special import ndtri
+    from scipy.special import ndtr
     L = model.L_max
+    m = 2 ** int(round(math.log2(m)))
     if model.kind == "spiked":     # conditioned form: 2L + 1 directions the prox sees, then the test noise
-        U = qmc.Sobol(3 * L + 1, scramble=True, seed=as_generator(seed)).random_base2(int(round(math.log2(m))))
-        G = ndtri(np.clip(U, 1e-16, 1 - 1e-16))
-        n = len(U)
+        G = sobol_normal(m, 3 * L + 1, seed)
+        n = len(G)
         mu = np.zeros((n, L)); mu[:, 0] = math.sqrt(model.nu)
         y = math.sqrt(1.0 + model.noise**2) * G[:, L]
         return ChannelSample(mu, None, y, np.ones((n, L), bool), np.zeros(n, int), G[:, :L], G[:, L + 1:2 * L + 1],
                              G[:, 2 * L + 1:], seed, "rqmc", "conditioned", float(model.noise))
     finite_max = np.isfinite(model.nu)
     d = 5 * L + 1 + int(finite_max)
-    U = qmc.Sobol(d, scramble=True, seed=as_generator(seed)).random_base2(int(round(math.log2(m))))
-    G = ndtri(np.clip(U[:, :5 * L + 1], 1e-16, 1 - 1e-16))
+    G = sobol_normal(m, d, seed)
     xi_k, xi_v, chi, z, zeta = (G[:, i * L:(i + 1) * L] for i in range(5))
     g0 = G[:, 5 * L]
-    n = len(U); rows = np.arange(n)
+    n = len(G); rows = np.arange(n)
     if not finite_max: eps = np.argmax(chi, axis=1)
     else:
         p = model.posterior(chi)
-        eps = np.minimum((np.cumsum(p, axis=1) < U[:, -1:]).sum(axis=1), L - 1)
+        eps = np.minimum((np.cumsum(p, axis=1) < ndtr(G[:, -1:])).sum(axis=1), L - 1)   # the last coordinate as a uniform
     y = z[rows, eps] + model.noise * g0
     return ChannelSample(chi, z, y, np.ones((n, L), bool), eps, xi_k, xi_v, zeta, seed, "rqmc", "full", float(model.noise))
 
