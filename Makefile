@@ -42,8 +42,10 @@ test: export-check chromium book
 smoke: $(STAMP)
 	$(PY) tools/wheel_smoke.py
 
+# every benchmark to the end (a failure is reported in the table and sets the exit status), then the ratio table;
+# `make bench BENCH_ARGS=--quick` for the seconds-long versions that tests/test_benchmarks.py runs
 bench: $(STAMP)
-	for f in benchmarks/*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
+	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(PY) benchmarks/run_all.py $(BENCH_ARGS)
 
 clean:
 	rm -rf _book book/_build .pytest_cache

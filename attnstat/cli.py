@@ -9,14 +9,17 @@ import click
 from . import __version__
 
 # %% auto #0
-__all__ = ['SLR_ACTIVATIONS', 'RMT_ACTIVATIONS', 'FIGURE_NAMES', 'to_jsonable', 'format_text', 'emit', 'library_errors',
-           'OneLineGroup', 'FloatList', 'json_option', 'cli', 'main', 'slr', 'rmt', 'model_options', 'make_model',
-           'bayes', 'population', 'geometry_options', 'activation_options', 'hermite', 'error', 'rmt_simulation_bytes',
-           'rmt_simulate', 'reproduce', 'replica', 'slr_simulation_bytes', 'slr_simulate', 'amp', 'bayes_branches']
+__all__ = ['HIDDEN_ALIASES', 'SLR_ACTIVATIONS', 'RMT_ACTIVATIONS', 'RMT_RESIDUALS', 'RMT_HEAD_FAMILIES', 'RMT_HEAD_MODES',
+           'FIGURE_NAMES', 'to_jsonable', 'format_text', 'emit', 'library_errors', 'OneLineCommand', 'OneLineGroup',
+           'FloatList', 'json_option', 'cli', 'main', 'slr', 'rmt', 'NuValue', 'model_options', 'make_model', 'bayes',
+           'population', 'geometry_options', 'activation_options', 'hermite', 'error', 'rmt_simulation_bytes',
+           'rmt_simulate', 'reproduce', 'replica', 'slr_simulation_bytes', 'slr_simulate', 'amp', 'bayes_branches',
+           'dynamics']
 
 # %% ../nbs/05b_cli.ipynb #10535aea
-def to_jsonable(obj):
-    "Dataclasses, dicts, arrays and numpy scalars as plain JSON values (non-finite floats as strings)."
+def to_jsonable(obj, # a result: dataclass, dict, list, array, numpy scalar or plain value
+               ):
+    "Dataclasses, dicts, arrays and numpy scalars as plain JSON values (non-finite floats, inf and nan, as None: JSON null)."
     np = sys.modules.get("numpy") # numpy values can only occur once numpy was imported: no import here
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         return {f.name: to_jsonable(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
@@ -28,7 +31,7 @@ def to_jsonable(obj):
     if isinstance(obj, int): return int(obj)
     if isinstance(obj, float):
         v = float(obj)
-        return v if math.isfinite(v) else ("nan" if math.isnan(v) else ("inf" if v > 0 else "-inf"))
+        return v if math.isfinite(v) else None   # JSON has no inf or nan: null (documented in --json's help)
     if obj is None or isinstance(obj, str): return obj
     return str(obj)
 
@@ -39,7 +42,8 @@ def _fmt(v):
     if isinstance(v, dict): return json.dumps(v)
     return str(v)
 
-def format_text(data:dict) -> str:
+def format_text(data:dict, # a flat dict, or a dict of equal-length lists (a table)
+               ) -> str:
     "A flat dict as aligned lines; a dict of equal-length lists as a table."
     cols = [k for k, v in data.items() if isinstance(v, list)]
     lens = {len(data[k]) for k in cols}
@@ -54,8 +58,11 @@ def format_text(data:dict) -> str:
     w = max((len(k) for k in data), default=0)
     return "\n".join(f"{k.ljust(w)}  {_fmt(v)}" for k, v in data.items())
 
-def emit(result, as_json:bool=False):
+def emit(result, # the result to print (anything `to_jsonable` accepts)
+         as_json:bool=False, # JSON instead of plain text
+        ):
     "Print a result as plain text or JSON."
+    _stop_ticker()
     data = to_jsonable(result)
     click.echo(json.dumps(data, indent=2, allow_nan=False) if as_json else format_text(data))
 
@@ -63,7 +70,10 @@ def emit(result, as_json:bool=False):
 def _one_line(text) -> str: return " ".join(str(text).split())
 
 # Python spellings in library messages that the command line spells differently
-_CLI_WORDS = {"require_a1=False": "--no-require-a1", "fresh=True": "--fresh"}
+_CLI_WORDS = {"require_a1=False": "--no-require-a1", "fresh=True": "--fresh",
+              "start afresh (run_sweep(..., --fresh); `attnstat reproduce --fresh`)": "rerun with --fresh"} # (after the first)
+# library parameters that the command line sets through another option (mu through --snr, --r and --phi)
+_ALIASES = {"mu": "snr", "w_K": "r", "w_Q": "r_Q"}
 
 def _option_for(message:str, command:click.Command):
     "The option of `command` whose parameter name starts `message` ('nu must ...' -> --nu, 'gammas' -> --gamma)."
@@ -71,7 +81,7 @@ def _option_for(message:str, command:click.Command):
     if not m: return None
     name = m.group(1)
     opts = {p.name: p for p in command.params if isinstance(p, click.Option)}
-    for cand in (name, name.lower(), name[:-1] if name.endswith("s") else None, "mc_" + name):
+    for cand in (name, name.lower(), name[:-1] if name.endswith("s") else None, "mc_" + name, _ALIASES.get(name)):
         if cand in opts: return f"'{max(opts[cand].opts, key=len)}'"
     return None
 
@@ -83,32 +93,95 @@ def _given(ctx) -> list|None:
            and ctx.get_parameter_source(p.name) == ParameterSource.COMMANDLINE]
     return out or None
 
-def library_errors(f):
+_TICKER = [] # the running progress line, if any (see _ticker)
+
+def _ticker(desc:str, # what is running, e.g. "attnstat slr simulate"
+            delay:float=2.0, # seconds before the line appears (quick commands show nothing)
+           ):
+    "On a terminal, a tqdm line on stderr with the elapsed time of a running command, refreshed every half second."
+    import threading
+    if not sys.stderr.isatty() or os.environ.get("ATTNSTAT_NO_PROGRESS"): return None
+    stop, done = threading.Event(), threading.Event()
+    def tick():
+        if stop.wait(delay): done.set(); return   # finished before the delay: no line at all
+        from tqdm.auto import tqdm
+        bar = tqdm(total=None, desc=desc, bar_format="{desc}: running, {elapsed} elapsed", leave=False, file=sys.stderr)
+        while not stop.wait(0.5): bar.refresh()
+        bar.close(); done.set()
+    threading.Thread(target=tick, daemon=True).start()
+    _TICKER.append((stop, done))
+    return stop
+
+def _stop_ticker():
+    "Close the progress line (before a result is printed)."
+    while _TICKER:
+        stop, done = _TICKER.pop(); stop.set(); done.wait(2.0)
+
+def library_errors(f, # a click command callback
+                  ):
     "Decorator: the library's ValueError/TypeError, and any unexpected failure, become one-line usage errors naming options."
     @functools.wraps(f)
     def wrapper(*args, **kwargs):
         from attnstat.core import ConvergenceError
+        ctx = click.get_current_context(silent=True)
+        if ctx is not None and ctx.command.name != "reproduce":   # reproduce has its own progress bars
+            _ticker(ctx.command_path or "attnstat")
         try: return f(*args, **kwargs)
-        except (click.ClickException, click.exceptions.Exit, click.exceptions.Abort, KeyboardInterrupt, ConvergenceError, OSError):
+        except (click.ClickException, click.exceptions.Exit, click.exceptions.Abort, KeyboardInterrupt, ConvergenceError, OSError,
+                MemoryError): # MemoryError: exit 1 (a resource, not a bad value), see OneLineGroup
             raise
         except (ValueError, TypeError) as e:
             ctx = click.get_current_context()
             msg = _one_line(e)
             for py, cli_word in _CLI_WORDS.items(): msg = msg.replace(py, cli_word)
+            from attnstat.core import SettingError
+            if isinstance(e, SettingError): raise click.UsageError(msg, ctx=ctx) from None # an environment variable, no option
+            sweep = sys.modules.get("attnstat.sweep")
+            if sweep is not None and isinstance(e, sweep.CacheError): raise click.ClickException(msg) from None # a file: exit 1
             raise click.BadParameter(msg, ctx=ctx, param_hint=_option_for(msg, ctx.command) or _given(ctx)) from None
         except Exception as e: # an unexpected failure of the library on these values: name them, exit 2
             ctx = click.get_current_context()
             given = _given(ctx)
             raise click.UsageError(f"the computation failed on the values of {', '.join(given) if given else 'the defaults'} "
                                    f"({type(e).__name__}: {_one_line(e) or 'no message'})", ctx=ctx) from None
+        finally: _stop_ticker()
     return wrapper
 
 def _warning_line(message, category, filename, lineno, file=None, line=None):
     "Warnings print as one line on stderr (no source line)."
     click.echo(f"Warning: {_one_line(message)}", err=True)
 
+HIDDEN_ALIASES = ("--mc-seed", "--mc_seed") # accepted (deprecated), not listed in --help
+
+def _help_names(names:str, # click's first help column, e.g. "--n-test, --n_test INTEGER"
+               ) -> str:
+    "The option names shown in --help: the dashed spelling only (not its underscore alias), no hidden aliases."
+    parts = names.split(", ")
+    last, sep, metavar = parts[-1].partition(" ")
+    parts[-1] = last
+    keep = [p for p in parts if p not in HIDDEN_ALIASES and not (p.startswith("--") and "_" in p and p.replace("_", "-") in parts)]
+    return ", ".join(keep or parts) + (sep + metavar if sep else "")
+
+class OneLineCommand(click.Command):
+    "A command whose --help lists one spelling per option."
+    def format_options(self, ctx, formatter):
+        rows = [(_help_names(r[0]), r[1]) for r in (p.get_help_record(ctx) for p in self.get_params(ctx)) if r is not None]
+        if rows:
+            with formatter.section("Options"): formatter.write_dl(rows)
+
 class OneLineGroup(click.Group):
     "A click group whose errors print as one line without a traceback: 2 for bad values, 130 for Ctrl-C, 1 otherwise."
+    command_class = OneLineCommand # its commands list one spelling per option
+    group_class = type # its subgroups (slr, rmt) are OneLineGroups
+    def format_commands(self, ctx, formatter):
+        "Each command with its whole summary, wrapped (click's default cuts it mid-phrase at the column width)."
+        rows = []
+        for name in self.list_commands(ctx):
+            cmd = self.get_command(ctx, name)
+            if cmd is None or cmd.hidden: continue
+            rows.append((name, " ".join((cmd.short_help or (cmd.help or "").split("\n\n")[0]).split())))
+        if rows:
+            with formatter.section("Commands"): formatter.write_dl(rows)
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         def fail(message, code):
             click.echo("Error: " + _one_line(message), err=True)
@@ -125,6 +198,8 @@ class OneLineGroup(click.Group):
             except Exception as e: # the last resort: one line, exit 1
                 from attnstat.core import ConvergenceError
                 if isinstance(e, ConvergenceError): fail(e, 1)
+                if isinstance(e, MemoryError): fail(f"out of memory ({_one_line(e) or 'MemoryError'}); lower the sizes, or set "
+                                                    "ATTNSTAT_MAX_MEMORY below the free memory so that the sizes are refused before they run", 1)
                 if isinstance(e, OSError): fail(f"{e.strerror or e}" + (f": {e.filename!r}" if e.filename else ""), 1)
                 fail(f"{type(e).__name__}: {_one_line(e) or 'no message'} (unexpected; please report it with the command line)", 1)
         if isinstance(rv, int) and rv: sys.exit(rv)
@@ -154,8 +229,10 @@ def _nonneg_int(ctx, param, value):
         raise click.BadParameter(f"{param.name} must be a non-negative integer, got {value}")
     return value
 
-def json_option(f):
-    return click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")(f)
+def json_option(f, # a click command callback
+               ):
+    return click.option("--json", "as_json", is_flag=True,
+                        help="Print the result as JSON (inf and nan are written as null).")(f)
 
 # %% ../nbs/05b_cli.ipynb #968aca4d
 @click.group(cls=OneLineGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -163,7 +240,8 @@ def json_option(f):
 def cli():
     "Statistical theory of attention: single-location regression (slr), random-matrix theory (rmt), book figures."
 
-def main(args=None):
+def main(args=None, # command-line arguments (None: sys.argv[1:])
+        ):
     "Entry point of the `attnstat` console script."
     return cli.main(args=args, prog_name="attnstat")
 
@@ -180,25 +258,68 @@ def rmt():
 # (a test checks them against attnstat.slr.activations.ACTIVATIONS, attnstat.rmt.hermite.ACTIVATIONS, FIGURES).
 SLR_ACTIVATIONS = ("erf", "linear", "softmax", "softplus")
 
-def model_options(f):
-    "Options --model, --L, --nu, --noise that build a SpikedSLR or MaxSLR."
+class NuValue(FloatList):
+    "One number (nu), or a comma-separated list (per-position strengths nu_l of spiked-SLR)."
+    def convert(self, value, param, ctx):
+        out = super().convert(value, param, ctx)
+        return out[0] if len(out) == 1 else out
+
+def model_options(f, # a click command callback
+                 ):
+    "Options --model, --L, --nu, --noise, --prior, --bias that build a SpikedSLR or MaxSLR (position dependence: see 01f_slr_positional)."
+    @functools.wraps(f)
+    def inner(*args, prior=None, bias=None, **kw):
+        # --prior and --bias reach make_model through the click context, so that no command's signature changes
+        ctx = click.get_current_context(silent=True)
+        if ctx is not None: ctx.meta["attnstat_positional"] = {"prior": prior, "bias": bias}
+        return f(*args, **kw)
     for opt in reversed([
         click.option("--model", type=click.Choice(["spiked", "max"]), default="spiked", show_default=True,
                      help="SpikedSLR or MaxSLR."),
         click.option("--L", "L", type=int, default=2, show_default=True, help="Sequence length L >= 1."),
-        click.option("--nu", type=float, required=True, help="Signal strength nu >= 0 (inf allowed for --model max)."),
+        click.option("--nu", type=NuValue(), required=True,
+                     help="Signal strength nu >= 0 (inf allowed for --model max); spiked: a comma-separated list gives per-position strengths nu_1..nu_L."),
         click.option("--noise", type=float, default=0.0, show_default=True, help="Label noise Delta >= 0."),
-    ]): f = opt(f)
-    return f
+        click.option("--prior", type=FloatList(), default=None, help="Spiked: location prior pi_1..pi_L (positive, summing to 1; default uniform)."),
+        click.option("--bias", type=FloatList(), default=None, help="Max: positional bias b*_1..b*_L of the location law softmax(nu chi* + b*)."),
+    ]): inner = opt(inner)
+    return inner
 
-def make_model(model:str, L:int, nu:float, noise:float):
+def make_model(model:str, # "spiked" or "max"
+               L:int, # sequence length
+               nu, # signal strength (spiked; a list: per position) or inverse temperature (max)
+               noise:float, # label-noise standard deviation
+               prior=None, # spiked: location prior (default: --prior of the current command, else uniform)
+               bias=None, # max: positional bias (default: --bias of the current command, else none)
+              ):
     "SpikedSLR or MaxSLR from the CLI options."
     from attnstat.slr.models import SpikedSLR, MaxSLR
-    return (SpikedSLR if model == "spiked" else MaxSLR)(L, nu, noise=noise)
+    ctx = click.get_current_context(silent=True)
+    pos = ctx.meta.get("attnstat_positional", {}) if ctx is not None else {}
+    prior = pos.get("prior") if prior is None else prior
+    bias = pos.get("bias") if bias is None else bias
+    if model == "spiked":
+        if bias is not None: raise click.UsageError("--bias applies to --model max; spiked-SLR takes --prior and a per-position --nu")
+        return SpikedSLR(L, nu, noise=noise, prior=prior)
+    if prior is not None or isinstance(nu, list):
+        raise click.UsageError("--prior and a per-position --nu apply to --model spiked; max-SLR takes --bias")
+    return MaxSLR(L, nu, noise=noise, bias=bias)
 
-def _mc_seed_option(f):
-    return click.option("--mc-seed", "--mc_seed", "mc_seed", type=int, default=0, show_default=True, callback=_nonneg_int,
-                        help="Monte Carlo seed >= 0.")(f)
+def _alias_seed(ctx, param, value):
+    if value is not None and value < 0: raise click.BadParameter(f"mc-seed must be a non-negative integer, got {value}")
+    return value
+
+def _mc_seed_option(f, # a click command callback
+                   ):
+    "Option --seed (the Monte Carlo seed), with --mc-seed / --mc_seed as a hidden alias kept for one release (a warning)."
+    @functools.wraps(f)
+    def wrapper(*args, seed, mc_seed_alias, **kwargs):
+        if mc_seed_alias is not None:
+            click.echo("Warning: --mc-seed is deprecated, use --seed (the old name works until the next release)", err=True)
+            seed = mc_seed_alias
+        return f(*args, seed=seed, **kwargs)
+    wrapper = click.option("--mc-seed", "--mc_seed", "mc_seed_alias", type=int, default=None, hidden=True, callback=_alias_seed)(wrapper)
+    return click.option("--seed", type=int, default=0, show_default=True, callback=_nonneg_int, help="Monte Carlo seed >= 0.")(wrapper)
 
 @slr.command()
 @model_options
@@ -208,16 +329,19 @@ def _mc_seed_option(f):
 @_mc_seed_option
 @json_option
 @library_errors
-def bayes(model, L, nu, noise, alpha, n_mc, mc_seed, as_json):
+def bayes(model, L, nu, noise, alpha, n_mc, seed, as_json):
     "Bayes risk: population (infinite data) or, with --alpha, the finite-alpha Bayes-optimal test error."
     mdl = make_model(model, L, nu, noise)
     head = {"model": model, "L": L, "nu": nu, "noise": noise}
     if alpha is None:
         from attnstat.slr.population import bayes_risk
-        emit({**head, **to_jsonable(bayes_risk(mdl))}, as_json)
+        if mdl.positional:   # a location prior, per-position nu or a bias: the generalised Laplace identity
+            from attnstat.slr.positional import bayes_risk_pos
+            emit({**head, **to_jsonable(bayes_risk_pos(mdl))}, as_json)
+        else: emit({**head, **to_jsonable(bayes_risk(mdl))}, as_json)
     else:
         from attnstat.slr.bayes import bayes_optimal_error
-        r = bayes_optimal_error(mdl, alpha, n_mc=n_mc, mc_seed=mc_seed)
+        r = bayes_optimal_error(mdl, alpha, n_mc=n_mc, seed=seed)
         d = r.as_dict()
         emit({**head, **d, "risk": d["error"]}, as_json)
 
@@ -250,8 +374,11 @@ def population(model, L, nu, noise, activation, m_k, q_k, m_v, q_v, c, as_json):
 
 # %% ../nbs/05b_cli.ipynb #26c81230
 RMT_ACTIVATIONS = ("tanh", "erf", "sign", "relu", "clipped_relu", "exp", "exp_truncated", "sin", "cos", "linear")
+# written out like RMT_ACTIVATIONS (tests/test_rmt_multihead.py checks them against attnstat.rmt.multihead)
+RMT_RESIDUALS, RMT_HEAD_FAMILIES, RMT_HEAD_MODES = ("none", "sum", "concat"), ("identical", "shared", "hetero"), ("average", "sum")
 
-def geometry_options(f):
+def geometry_options(f, # a click command callback
+                    ):
     "Options --snr, --r, --phi, --r-q, --phi-q giving (mu, w_K, w_Q) through aligned_vectors."
     for opt in reversed([
         click.option("--snr", type=float, default=1.0, show_default=True, help="Signal-to-noise ratio ||mu||^2 >= 0."),
@@ -262,7 +389,8 @@ def geometry_options(f):
     ]): f = opt(f)
     return f
 
-def activation_options(f):
+def activation_options(f, # a click command callback
+                      ):
     f = click.option("--level", type=float, default=None, help="Truncation level (clipped_relu, exp_truncated).")(f)
     return click.option("--f", "f", type=click.Choice(RMT_ACTIVATIONS), default="tanh", show_default=True,
                         help="Activation of the attention kernel.")(f)
@@ -294,9 +422,20 @@ def hermite(f, level, as_json):
               help="Regularisation: one gamma for both (raw), gamma times each model's feature scale (relative: "
                    "scale-invariant) or matched degrees of freedom (dof); see compare_attention_ridge.")
 @click.option("--scale-invariant", is_flag=True, help="Shorthand for --scale relative.")
+@click.option("--heads", type=int, default=1, show_default=True,
+              help="Number of heads H >= 1 (each head: the --snr/--r/--phi geometry, or --head-family, or --weights).")
+@click.option("--residual", type=click.Choice(RMT_RESIDUALS), default="none", show_default=True,
+              help="Readout on X K (none), X (I + K) (sum) or [X; X K] (concat); see multihead_theory.")
+@click.option("--head-family", "--head_family", "head_family", type=click.Choice(RMT_HEAD_FAMILIES), default=None,
+              help="Documented head weights (head_family(family, H, r=--r, snr=--snr)): identical, shared or hetero.")
+@click.option("--head-mode", "--head_mode", "head_mode", type=click.Choice(RMT_HEAD_MODES), default="average", show_default=True,
+              help="Average or sum of the head kernels.")
+@click.option("--weights", "weights_file", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="NPZ file with arrays mu (d,), W_K and W_Q (d, H): the heads' directions.")
 @json_option
 @library_errors
-def error(f, level, c, gamma, snr, r, phi, r_Q, phi_Q, diag, require_a1, test_error, scale, scale_invariant, as_json):
+def error(f, level, c, gamma, snr, r, phi, r_Q, phi_Q, diag, require_a1, test_error, scale, scale_invariant, heads, residual,
+          head_family, head_mode, weights_file, as_json):
     "Limiting interpolation errors (and, with --test-error, test errors) of nonlinear attention and of ridge regression."
     import numpy as np
     from attnstat.rmt.models import aligned_vectors
@@ -306,6 +445,34 @@ def error(f, level, c, gamma, snr, r, phi, r_Q, phi_Q, diag, require_a1, test_er
         scale = "relative"
     mu, w_K, w_Q = aligned_vectors(snr, r, phi, r_Q, phi_Q)
     head = {"f": f, "c": c, "snr": snr, "r": r, "phi": phi}
+    if heads != 1 or residual != "none" or head_family is not None or head_mode != "average" or weights_file is not None:
+        if heads < 1: raise click.BadParameter(f"must be >= 1, got {heads}", param_hint="'--heads'")
+        if test_error and residual == "concat":
+            raise click.UsageError("--test-error is not available with --residual concat: the fresh-token error of the concatenated "
+                                   "readout is measured by simulation only (chapter 03f_rmt_multihead)")
+        from attnstat.rmt.multihead import compare_multihead_ridge, head_family as _family
+        if weights_file is not None:
+            with np.load(weights_file) as z:
+                missing = [k for k in ("mu", "W_K", "W_Q") if k not in z.files]
+                if missing: raise click.BadParameter(f"{weights_file} lacks the array(s) {', '.join(missing)}", param_hint="'--weights'")
+                mu, W_K, W_Q = z["mu"], np.atleast_2d(z["W_K"].T).T, np.atleast_2d(z["W_Q"].T).T
+            if heads != 1 and heads != W_K.shape[1]:
+                raise click.BadParameter(f"{heads} heads asked for, the file has {W_K.shape[1]}", param_hint="'--heads'")
+            heads = W_K.shape[1]
+        elif head_family is not None: mu, W_K, W_Q = _family(head_family, heads, r=r, snr=snr)
+        else: W_K, W_Q = np.tile(w_K[:, None], (1, heads)), np.tile(w_Q[:, None], (1, heads))
+        out = compare_multihead_ridge(_act(f, level), c=c, gamma=np.asarray(gamma, float), mu=mu, W_K=W_K, W_Q=W_Q,
+                                      residual=residual, heads=head_mode, scale=scale, diag=diag, require_a1=require_a1)
+        if test_error:
+            from attnstat.rmt.multihead import multihead_test_error
+            from attnstat.rmt.generalisation import ridge_test_error
+            out["E_test_attn"] = multihead_test_error(_act(f, level), c=c, gamma=out["gamma_attn"], mu=mu, W_K=W_K, W_Q=W_Q,
+                                                     heads=head_mode, residual=residual, diag=diag)
+            out["E_test_rr"] = ridge_test_error(c=c, gamma=out["gamma_rr"], snr=float(np.sum(np.square(np.asarray(mu, float)))))
+            out["test_difference"] = out["E_test_attn"] - out["E_test_rr"]
+        emit({**head, "heads": heads, "head_mode": head_mode, "residual": residual, "head_family": head_family,
+              "weights": weights_file, "scale": scale, **out}, as_json)
+        return
     if scale == "raw" and not test_error:
         from attnstat.rmt.theory import attention_theory
         t = attention_theory(_act(f, level), c=c, gamma=np.asarray(gamma, float), mu=mu, w_K=w_K, w_Q=w_Q, diag=diag,
@@ -318,7 +485,9 @@ def error(f, level, c, gamma, snr, r, phi, r_Q, phi_Q, diag, require_a1, test_er
                                   diag=diag, test=test_error, require_a1=require_a1)
     emit({**head, "scale": scale, **out}, as_json)
 
-def rmt_simulation_bytes(n:int, p:int) -> float:
+def rmt_simulation_bytes(n:int, # number of tokens
+                         p:int, # token dimension
+                        ) -> float:
     "Bytes that one trial of `empirical_errors` holds at once: kernel, eigendecomposition and tokens (float64)."
     return 8.0 * (6.0 * n * n + 4.0 * n * p + 2.0 * p * p)
 
@@ -381,7 +550,8 @@ def _has_dask() -> bool:
     except (ImportError, ValueError): return False
 
 @cli.command()
-@click.option("--only", multiple=True, type=click.Choice(FIGURE_NAMES), help="Recompute only this figure (repeatable).")
+@click.option("--only", multiple=True, metavar="FIGURE",
+              help="Only this figure: a recipe name, a figure label (fig-...) or a chapter; repeatable (see --list).")
 @click.option("--quick", is_flag=True, help="Reduced grids and Monte Carlo sizes (all figures in a few minutes).")
 @click.option("--out", type=click.Path(file_okay=False), default="figures", show_default=True, help="Output folder.")
 @click.option("--jobs", type=int, default=1, show_default=True, callback=_check_jobs,
@@ -390,16 +560,21 @@ def _has_dask() -> bool:
               show_default=True, help="joblib backend; 'dask' needs --scheduler and the 'cluster' extra.")
 @click.option("--scheduler", default=None, help="Dask scheduler address, e.g. tcp://host:8786 (with --backend dask).")
 @click.option("--fresh", is_flag=True, help="Ignore and replace the CSV files already in --out (even unreadable ones).")
-@click.option("--list", "list_", is_flag=True, help="List the figures and exit.")
+@click.option("--list", "list_", is_flag=True, help="List every figure of the book with its chapter, and exit.")
+@click.option("--notebooks", "nbs", type=click.Path(file_okay=False), default=None,
+              help="Folder of the book's notebooks (default: nbs/ of a checkout, or $ATTNSTAT_NOTEBOOKS).")
 @click.option("--progress/--no-progress", default=True, show_default=True, help="Progress bars.")
 @json_option
 @library_errors
-def reproduce(only, quick, out, jobs, backend, scheduler, fresh, list_, progress, as_json):
-    "Recompute every book figure: CSV (with parameters, version, seed), PNG and PDF, with a summary table."
+def reproduce(only, quick, out, jobs, backend, scheduler, fresh, list_, nbs, progress, as_json):
+    "Regenerate every book figure (recipes: CSV, PNG, PDF; chapters: run from cached data), with times."
     if list_:
-        from attnstat.figures import FIGURES
-        emit({"figure": list(FIGURES), "chapter": [FIGURES[n].chapter for n in FIGURES],
-              "title": [FIGURES[n].title for n in FIGURES]}, as_json)
+        from attnstat.figures import FIGURES, book_figures
+        try: figs = book_figures(nbs)
+        except ValueError: # an installed package without the notebooks: the recipes only
+            figs = [{"figure": n, "chapter": r.chapter, "by": f"recipe {n}"} for n, r in FIGURES.items()]
+        emit({"figure": [f["figure"] for f in figs], "chapter": [f["chapter"] for f in figs],
+              "reproduced_by": [f["by"] for f in figs]}, as_json)
         return
     if backend == "dask" and not _has_dask():
         raise click.BadParameter("backend 'dask' needs the optional extra: pip install 'attnstat[cluster]'",
@@ -409,11 +584,11 @@ def reproduce(only, quick, out, jobs, backend, scheduler, fresh, list_, progress
     if scheduler and backend != "dask":
         raise click.BadParameter("--scheduler is only used with --backend dask", param_hint="'--scheduler'")
     _check_out(out)
-    from attnstat.figures import reproduce as run, summary_table
+    from attnstat.figures import reproduce_book as run, summary_table
     echo = (lambda line: click.echo(line, err=True)) if progress else None
     t0 = time.perf_counter()
-    rows = run(list(only) or None, out, quick=quick, jobs=jobs, backend=backend, scheduler=scheduler,
-               progress=progress, echo=echo, fresh=fresh)
+    rows = run(list(dict.fromkeys(only)) or None, out, quick=quick, jobs=jobs, backend=backend, scheduler=scheduler,
+               progress=progress, echo=echo, fresh=fresh, nbs=nbs)
     if as_json: emit({"figures": rows, "seconds": round(time.perf_counter() - t0, 2), "out": str(out)}, True)
     else:
         click.echo(summary_table(rows))
@@ -433,17 +608,21 @@ def reproduce(only, quick, out, jobs, backend, scheduler, fresh, list_, progress
 @click.option("--c", type=float, default=0.0, show_default=True, help="erf offset (fixed).")
 @json_option
 @library_errors
-def replica(model, L, nu, noise, activation, alpha, lam, lam_k, lam_v, n_mc, mc_seed, init, c, as_json):
+def replica(model, L, nu, noise, activation, alpha, lam, lam_k, lam_v, n_mc, seed, init, c, as_json):
     "Replica prediction of ridge ERM: test error, train loss, overlaps, at each --alpha."
     from attnstat.slr.replica import replica_erm
     mdl = make_model(model, L, nu, noise)
-    rows = [replica_erm(mdl, activation, a, lam, lam_k=lam_k, lam_v=lam_v, n_mc=n_mc, mc_seed=mc_seed, init=init, c=c).as_dict()
+    rows = [replica_erm(mdl, activation, a, lam, lam_k=lam_k, lam_v=lam_v, n_mc=n_mc, mc_seed=seed, init=init, c=c).as_dict()
             for a in alpha]
     cols = {k: [r[k] for r in rows] for k in rows[0]}
     emit({"model": model, "L": L, "nu": nu, "noise": noise, "activation": activation, **cols}, as_json)
 
 # %% ../nbs/05b_cli.ipynb #cbed38cb
-def slr_simulation_bytes(alpha:float, D:int, L:int, n_test:int) -> float:
+def slr_simulation_bytes(alpha:float, # sample ratio N/D
+                         D:int, # dimension
+                         L:int, # sequence length
+                         n_test:int, # test sequences
+                        ) -> float:
     "Bytes that `simulate_erm` holds at once: the N = alpha D training sequences (with a gradient's worth of temporaries) and a test chunk."
     N = math.ceil(alpha * D)
     return 8.0 * (1.5 * N * L * D + 2.0 * min(n_test * L * D, 2_000_000 + L * D))
@@ -458,7 +637,7 @@ def slr_simulation_bytes(alpha:float, D:int, L:int, n_test:int) -> float:
 @click.option("--seed", type=int, default=0, show_default=True, callback=_nonneg_int, help="Seed of teacher, data and start (>= 0).")
 @click.option("--n-test", "--n_test", "n_test", type=int, default=10_000, show_default=True, help="Test sequences >= 2.")
 @click.option("--c", type=float, default=0.0, show_default=True, help="erf offset (fixed).")
-@click.option("--restarts", type=int, default=None,
+@click.option("--restarts", type=int, default=None, show_default="none: a single start",
               help="K >= 1 random starts on the same data, batched; reports the lowest objective and every minimum found.")
 @json_option
 @library_errors
@@ -500,11 +679,44 @@ def amp(model, L, nu, noise, alpha, D, seed, max_iter, damping, n_test, as_json)
 @_mc_seed_option
 @json_option
 @library_errors
-def bayes_branches(model, L, nu, noise, alpha, n_mc, mc_seed, as_json):
+def bayes_branches(model, L, nu, noise, alpha, n_mc, seed, as_json):
     "Both fixed points (uninformed, informed) of the Bayes-optimal equations, their free entropies and the equilibrium."
     from attnstat.slr.bayes import bayes_optimal_branches
-    r = bayes_optimal_branches(make_model(model, L, nu, noise), alpha, n_mc=n_mc, mc_seed=mc_seed)
+    r = bayes_optimal_branches(make_model(model, L, nu, noise), alpha, n_mc=n_mc, seed=seed)
     emit({"model": model, **{k: v for k, v in r.as_dict().items() if k not in ("model", "kind")}}, as_json)
+
+# %% ../nbs/05b_cli.ipynb #clidyn02
+@slr.command("dynamics")
+@model_options
+@click.option("--activation", type=click.Choice(SLR_ACTIVATIONS), default="softmax", show_default=True, help="Attention activation.")
+@click.option("--t-max", "--t_max", "t_max", type=float, default=16.0, show_default=True, help="Final time > 0.")
+@click.option("--eta", type=float, default=0.0, show_default=True, help="SGD learning rate >= 0: 0 gives the gradient flow, > 0 the online-SGD limit ODE.")
+@click.option("--lam", type=float, default=0.0, show_default=True, help="Ridge strength >= 0.")
+@click.option("--q0", type=float, default=0.25, show_default=True, help="Variance of the random start k, v ~ N(0, q0 I) > 0.")
+@click.option("--dt", type=float, default=None, help="Time step > 0 (default: from the curvature at the start, at most 0.1).")
+@click.option("--n-mc", "--n_mc", "n_mc", type=int, default=8192, show_default=True, help="Monte Carlo sequences per replicate >= 2 (symmetrised: twice as many are used).")
+@click.option("--n-rep", "--n_rep", "n_rep", type=int, default=2, show_default=True, help="Independent replicates >= 1 (their spread is the error).")
+@_mc_seed_option
+@click.option("--n-out", "--n_out", "n_out", type=int, default=9, show_default=True, help="Points of the output time grid >= 2.")
+@click.option("--D", "D", type=int, default=None, help="Also run online SGD in dimension D >= 4 (needs --eta > 0) and report it beside the ODE.")
+@click.option("--seeds", type=int, default=2, show_default=True, help="Seeds of the online-SGD run (with --D), batched.")
+@click.option("--c", type=float, default=0.0, show_default=True, help="erf offset (fixed).")
+@json_option
+@library_errors
+def dynamics(model, L, nu, noise, activation, t_max, eta, lam, q0, dt, n_mc, n_rep, seed, n_out, D, seeds, c, as_json):
+    "Gradient flow or online-SGD limit ODE on the overlaps from a random start, optionally beside online SGD in dimension D."
+    from attnstat.slr.dynamics import integrate, online_sgd, OVERLAP_NAMES
+    mdl = make_model(model, L, nu, noise)
+    if D is not None and not eta > 0:
+        raise click.BadParameter(f"eta must be > 0 to simulate online SGD (with --D), got {eta!r}", param_hint="'--eta'")
+    tr = integrate(mdl, activation, t_max, q0=q0, lam=lam, c=c, eta=eta, dt=dt, n_mc=n_mc, n_rep=n_rep, seed=seed, n_out=n_out)
+    out = {"model": model, "L": L, "nu": nu, "noise": noise, "activation": activation, "eta": eta, "lam": lam, "t": tr.t,
+           **{k: tr.overlaps[:, i] for i, k in enumerate(OVERLAP_NAMES)}, **{f"{k}_err": tr.err[:, i] for i, k in enumerate(OVERLAP_NAMES)},
+           "risk": tr.risk, "dt": tr.dt, "n_halvings": tr.n_halvings, "converged": tr.converged, "diverged": tr.diverged}
+    if D is not None:
+        s = online_sgd(mdl, activation, D, t_max, eta=eta, lam=lam, c=c, q0=q0, n_seeds=seeds, seed=seed, n_out=n_out)
+        out.update({f"sgd_{k}": s.mean[:, i] for i, k in enumerate(OVERLAP_NAMES)}, sgd_t=s.t, sgd_D=D, sgd_seeds=seeds)
+    emit(out, as_json)
 
 # %% ../nbs/05b_cli.ipynb #ff24bce7
 if __name__ == "__main__": main()

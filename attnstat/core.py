@@ -8,9 +8,10 @@ import numbers
 import numpy as np
 
 # %% auto #0
-__all__ = ['ConvergenceError', 'ConvergenceWarning', 'ParameterTypeError', 'check_real', 'check_positive', 'check_int',
-           'check_choice', 'check_array', 'available_memory', 'memory_limit', 'check_memory', 'lazy_exports',
-           'as_generator', 'spawn', 'as_generator_seed']
+__all__ = ['DEFAULT_MAX_SECONDS', 'EXTREME', 'ConvergenceError', 'ConvergenceWarning', 'ParameterTypeError', 'check_real',
+           'check_positive', 'check_int', 'check_choice', 'check_array', 'SettingError', 'available_memory',
+           'memory_limit', 'check_memory', 'time_limit', 'check_seconds', 'check_work', 'public', 'lazy_exports',
+           'as_generator', 'spawn', 'as_generator_seed', 'renamed_params']
 
 # %% ../nbs/00_core.ipynb #9cf2e53f
 class ConvergenceError(RuntimeError):
@@ -52,11 +53,19 @@ def check_real(name:str, # parameter name, used in the message
         raise ValueError(f"{name} must lie in {rng}, got {v}")
     return v
 
-def check_positive(name:str, value, strict:bool=True, allow_inf:bool=False) -> float:
+def check_positive(name:str, # parameter name, used in the message
+                   value, # the value to check
+                   strict:bool=True, # require value > 0 (False: value >= 0)
+                   allow_inf:bool=False, # accept +inf
+                  ) -> float:
     "Check `value > 0` (or `>= 0` when `strict=False`)."
     return check_real(name, value, lo=0.0, lo_open=strict, allow_inf=allow_inf)
 
-def check_int(name:str, value, lo:int|None=None, hi:int|None=None) -> int:
+def check_int(name:str, # parameter name, used in the message
+              value, # the value to check
+              lo:int|None=None, # smallest allowed value (None: no lower bound)
+              hi:int|None=None, # largest allowed value (None: no upper bound)
+             ) -> int:
     "Return `value` as an int after checking it is an integer in `[lo, hi]`."
     rng = f"[{'-inf' if lo is None else lo}, {'inf' if hi is None else hi}]"
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
@@ -66,13 +75,21 @@ def check_int(name:str, value, lo:int|None=None, hi:int|None=None) -> int:
         raise ValueError(f"{name} must be an integer in {rng}, got {v}")
     return v
 
-def check_choice(name:str, value, choices) -> object:
+def check_choice(name:str, # parameter name, used in the message
+                 value, # the value to check
+                 choices, # the allowed values (any container)
+                ) -> object:
     "Check that `value` is one of `choices`."
     if value not in choices:
         raise ValueError(f"{name} must be one of {sorted(map(str, choices))}, got {value!r}")
     return value
 
-def check_array(name:str, value, ndim:int|None=None, shape:tuple|None=None, finite:bool=True) -> np.ndarray:
+def check_array(name:str, # parameter name, used in the message
+                value, # the array-like to check
+                ndim:int|None=None, # required number of dimensions (None: any)
+                shape:tuple|None=None, # required shape, None entries free (None: any)
+                finite:bool=True, # reject NaN and inf entries
+               ) -> np.ndarray:
     "Return `value` as a float64 array after checking its rank, shape and finiteness."
     if isinstance(value, (str, bytes)) or (isinstance(value, np.ndarray) and value.dtype.kind not in "biuf"):
         raise ParameterTypeError(f"{name} must be an array of real numbers, got {_fmt(value)}")
@@ -91,13 +108,23 @@ def check_array(name:str, value, ndim:int|None=None, shape:tuple|None=None, fini
 _UNITS = {"": 1, "b": 1, "k": 2**10, "kb": 10**3, "kib": 2**10, "m": 2**20, "mb": 10**6, "mib": 2**20,
           "g": 2**30, "gb": 10**9, "gib": 2**30, "t": 2**40, "tb": 10**12, "tib": 2**40}
 
+class SettingError(ValueError):
+    "An environment setting (`ATTNSTAT_MAX_MEMORY`, `ATTNSTAT_MAX_SECONDS`) with a value that cannot be used."
+
+def _parse_setting(var:str, text:str, units:dict, example:str) -> float:
+    "Parse a positive finite number with an optional unit from the environment variable `var`, else raise `SettingError`."
+    import re
+    m = re.fullmatch(r"\s*((?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\s*([A-Za-z]*)\s*", str(text))
+    if not m or m.group(2).lower() not in units:
+        raise SettingError(f"the environment variable {var} must be a number such as {example}, got {text!r}")
+    v = float(m.group(1)) * units[m.group(2).lower()]
+    if not (np.isfinite(v) and v > 0):
+        raise SettingError(f"the environment variable {var} must be a positive finite number such as {example}, got {text!r}")
+    return v
+
 def _parse_bytes(text:str) -> float:
     "Parse `'8GiB'`, `'500 MB'` or `'1e9'` into a number of bytes."
-    import re
-    m = re.fullmatch(r"\s*([0-9.eE+]+)\s*([A-Za-z]*)\s*", str(text))
-    if not m or m.group(2).lower() not in _UNITS:
-        raise ValueError(f"ATTNSTAT_MAX_MEMORY must be a number of bytes such as 8GiB or 5e9, got {text!r}")
-    return float(m.group(1)) * _UNITS[m.group(2).lower()]
+    return _parse_setting("ATTNSTAT_MAX_MEMORY", text, _UNITS, "8GiB or 5e9")
 
 def available_memory() -> float:
     "Bytes of memory available now (MemAvailable on Linux, else physical memory)."
@@ -129,12 +156,199 @@ def check_memory(param:str, # the parameter(s) that set the size, named in the m
                          f"limit of {_gib(limit)} (lower {param}, or raise the limit with ATTNSTAT_MAX_MEMORY)")
     return float(nbytes)
 
+# %% ../nbs/00_core.ipynb #a19c0002
+_TIME_UNITS = {"": 1, "s": 1, "sec": 1, "min": 60, "m": 60, "h": 3600, "d": 86400}
+DEFAULT_MAX_SECONDS = 600.0 # the run-time limit when ATTNSTAT_MAX_SECONDS is not set (ten minutes)
+
+def time_limit() -> float:
+    "The run-time limit in seconds: `ATTNSTAT_MAX_SECONDS` if set, else `DEFAULT_MAX_SECONDS`."
+    import os
+    env = os.environ.get("ATTNSTAT_MAX_SECONDS")
+    return _parse_setting("ATTNSTAT_MAX_SECONDS", env, _TIME_UNITS, "600 or 2h") if env else DEFAULT_MAX_SECONDS
+
+def _duration(s):
+    if not np.isfinite(s): return "forever"
+    if s < 120: return f"{s:.3g} s"
+    if s < 7200: return f"{s / 60:.3g} min"
+    if s < 86400 * 365: return f"{s / 3600:.3g} h"
+    return f"{s / (86400 * 365):.3g} years"
+
+def check_seconds(param:str, # the parameter(s) that set the running time, named in the message
+                  seconds:float, # estimated seconds the call will run
+                  limit:float|None=None, # seconds allowed; None: `time_limit()`
+                 ) -> float:
+    "Raise `ValueError` naming `param` when a computation estimated at `seconds` would exceed the run-time limit."
+    limit = time_limit() if limit is None else float(limit)
+    seconds = float(seconds)
+    if not np.isfinite(seconds) or seconds > limit:
+        raise ValueError(f"{param} is too large: the call would run for about {_duration(seconds)} (estimate), above the "
+                         f"limit of {_duration(limit)} (lower {param}, or raise the limit with ATTNSTAT_MAX_SECONDS)")
+    return seconds
+
+def check_work(param:str, # the parameter(s) that set the work, named in the message
+               units:float, # number of work units (e.g. n_mc * L * n_iter)
+               seconds_per_unit:float, # measured cost of one unit on one core
+               nbytes:float|None=None, # also check this many bytes with `check_memory`
+              ) -> float:
+    "Both guards at once: the run-time estimate `units * seconds_per_unit` and (optionally) the memory estimate."
+    if nbytes is not None: check_memory(param, nbytes)
+    return check_seconds(param, float(units) * seconds_per_unit)
+
+# %% ../nbs/00_core.ipynb #a19c0005
+EXTREME = 1e150 # |x| above this, or below 1 / EXTREME (and not 0), is "extreme" for the public-call layer
+_NUMERIC_ERRORS = (OverflowError, FloatingPointError, ZeroDivisionError)
+
+def _is_real(v): return isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_))
+
+def _extreme(v) -> bool:
+    "Whether a scalar argument lies outside the range where float64 arithmetic on it is safe."
+    if isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_)): return abs(int(v)) > 2**53
+    if _is_real(v):
+        a = abs(float(v)); return np.isfinite(a) and (a > EXTREME or 0 < a < 1 / EXTREME)
+    if isinstance(v, (list, tuple)) and 0 < len(v) <= 64: return any(_extreme(x) for x in v)
+    if isinstance(v, np.ndarray) and v.dtype.kind in "iuf" and 0 < v.size <= 10**6:
+        a = np.abs(v[np.isfinite(v)]) if v.dtype.kind == "f" else np.abs(v.astype(float))
+        return bool(np.any(a > EXTREME) or np.any((a > 0) & (a < 1 / EXTREME)))
+    return False
+
+def _has_nan(v) -> bool:
+    if _is_real(v): return v != v
+    if isinstance(v, np.ndarray): return v.dtype.kind in "fc" and v.size <= 10**8 and bool(np.isnan(v).any())
+    if isinstance(v, (list, tuple)) and 0 < len(v) <= 64: return any(_has_nan(x) for x in v)
+    return False
+
+def _kinds(annotation) -> list|None:
+    "The accepted kinds of a (string) annotation such as 'float | None', or None when it is not one the layer checks."
+    if not isinstance(annotation, str):
+        annotation = getattr(annotation, "__name__", None)
+        if annotation is None: return None
+    return [a.strip() for a in annotation.split("|")]
+
+def _check_kind(func, name, value, kinds, classes=False):
+    "Raise `ParameterTypeError` when `value` is none of the annotated kinds (attnstat classes only when `classes`)."
+    import inspect
+    if value is None and "None" in kinds: return
+    if classes: kinds = [k for k in kinds if k not in ("float", "int", "bool", "str")] or ["None"]
+    checked = False
+    for k in kinds:
+        if k == "float":
+            checked = True
+            if _is_real(value) or (isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "iuf"): return
+        elif k == "int":
+            checked = True
+            if isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)): return
+        elif k == "bool":
+            checked = True
+            if isinstance(value, (bool, np.bool_)): return
+        elif k == "str":
+            checked = True
+            if isinstance(value, str): return
+        elif k not in ("None",):
+            cls = func.__globals__.get(k)
+            if not (inspect.isclass(cls) and cls.__module__.startswith("attnstat")): return   # a kind the layer does not check
+            if not classes: return     # attnstat classes are checked after a failure (the function's own message first)
+            checked = True
+            if isinstance(value, cls): return
+    if checked:
+        want = " or ".join("an integer" if k == "int" else "a real number" if k == "float" else
+                           "True or False" if k == "bool" else "a string" if k == "str" else
+                           "None" if k == "None" else f"a {k}" for k in kinds)
+        raise ParameterTypeError(f"{name} must be {want}, got {_fmt(value)} of type {type(value).__name__}")
+
+def _nonfinite(obj, depth=0) -> bool:
+    "Whether a result (number, array, tuple, dict, dataclass) holds NaN or inf."
+    import dataclasses
+    if depth > 4: return False
+    if isinstance(obj, (bool, np.bool_)): return False
+    if isinstance(obj, (numbers.Real, numbers.Complex)):
+        try: return not np.isfinite(obj)
+        except TypeError: return False
+    if isinstance(obj, np.ndarray):
+        return obj.dtype.kind in "fc" and obj.size <= 10**8 and not bool(np.isfinite(obj).all())
+    if isinstance(obj, dict): return any(_nonfinite(v, depth + 1) for v in obj.values())
+    if isinstance(obj, (list, tuple)) and len(obj) <= 10**4: return any(_nonfinite(v, depth + 1) for v in obj)
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return any(_nonfinite(getattr(obj, f.name), depth + 1) for f in dataclasses.fields(obj))
+    return False
+
+def _one(e) -> str: return " ".join(str(e).split())[:300] or type(e).__name__
+
+def _names_parameter(msg:str, sig) -> bool:
+    "Whether an error message names one of the function's parameters (as a word)."
+    import re
+    return any(re.search(rf"(?<![A-Za-z0-9_]){re.escape(n)}(?![A-Za-z0-9])", msg) for n in sig.parameters)
+
+def _suspects(sig, bound) -> list:
+    "Arguments that explain a failure: extreme numbers, and values of another kind than the parameter's default."
+    out = []
+    for n, v in bound.arguments.items():
+        d = sig.parameters[n].default
+        if _extreme(v): out.append(f"{n}={_fmt(v) if not isinstance(v, (list, tuple)) else type(v).__name__}"); continue
+        if d is sig.parameters[n].empty or d is None or v is d: continue
+        other = ((isinstance(d, (bool, np.bool_)) and not isinstance(v, (bool, np.bool_))) or
+                 (isinstance(d, str) and not isinstance(v, str)) or
+                 (isinstance(d, (tuple, list, range)) and not isinstance(v, (tuple, list, range, np.ndarray))) or
+                 (callable(d) and not callable(v)) or
+                 (isinstance(d, numbers.Number) and not isinstance(d, bool) and
+                  not (isinstance(v, (numbers.Number, np.ndarray)) and not isinstance(v, (bool, np.bool_)))))
+        if other: out.append(f"{n}={_fmt(v)}")
+    return out
+
+def public(func, # a public function of attnstat
+           module:str|None=None, # the module it is published from (for pickling by reference), default its own
+          ):
+    "Wrap `func` in the public-call layer: annotated types, NaN arguments, and extreme arguments named on overflow."
+    import functools, inspect
+    if getattr(func, "__attnstat_public__", False) or not inspect.isfunction(func): return func
+    sig = inspect.signature(func)
+    kinds = {n: _kinds(p.annotation) for n, p in sig.parameters.items()
+             if p.annotation is not p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
+    def extreme_args(bound):
+        return [f"{n}={_fmt(v) if not isinstance(v, (list, tuple)) else type(v).__name__}"
+                for n, v in bound.arguments.items() if _extreme(v)]
+    renames = getattr(func, "__renamed_params__", None) # deprecated keyword names (renamed_params)
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        if renames: kwargs = _rename_kwargs(func.__name__, renames, kwargs)
+        try: bound = sig.bind(*args, **kwargs)
+        except TypeError as e: raise TypeError(f"{func.__name__}(): {e}") from None
+        for n, v in bound.arguments.items():
+            k = kinds.get(n)
+            if k: _check_kind(func, n, v, k)
+            if _has_nan(v):   # the wording of check_real / check_array
+                raise ValueError(f"{n} must be a finite real number, got nan" if k and "float" in k else
+                                 f"{n} must contain only finite numbers (got NaN)")
+        try: out = func(*args, **kwargs)
+        except (AttributeError, KeyError, IndexError, TypeError, ValueError) as e:   # name the argument that caused it
+            if isinstance(e, (AttributeError, KeyError, IndexError)):     # typically an object of the wrong class
+                for n, v in bound.arguments.items():
+                    if kinds.get(n): _check_kind(func, n, v, kinds[n], classes=True)
+            if _names_parameter(str(e), sig) or type(e).__module__ != "builtins" and not isinstance(e, np.linalg.LinAlgError): raise
+            sus = _suspects(sig, bound)
+            if not sus: raise
+            cls = ParameterTypeError if isinstance(e, (TypeError, AttributeError)) else ValueError
+            raise cls(f"{', '.join(sus)}: {func.__name__} cannot use this value ({type(e).__name__}: {_one(e)})") from None
+        except _NUMERIC_ERRORS + (np.linalg.LinAlgError,) as e:
+            ext = extreme_args(bound)
+            if not ext: raise
+            raise ValueError(f"{', '.join(ext)}: outside the range {func.__name__} can compute in float64 "
+                             f"({type(e).__name__}: {e}); use values between {1 / EXTREME:g} and {EXTREME:g} in size") from None
+        if _nonfinite(out):
+            ext = extreme_args(bound)
+            if ext:
+                raise ValueError(f"{', '.join(ext)}: outside the range {func.__name__} can compute in float64 (the result "
+                                 f"is not finite); use values between {1 / EXTREME:g} and {EXTREME:g} in size")
+        return out
+    wrapper.__attnstat_public__ = True
+    if module is not None: wrapper.__module__ = module
+    return wrapper
+
 # %% ../nbs/00_core.ipynb #4fb069f6
 def lazy_exports(package:str, # the package's import name, e.g. "attnstat.slr"
                  order:tuple=(), # submodules in precedence order (a later one wins on a name clash)
                 ) -> tuple:
-    "`(__all__, __getattr__, __dir__)` for a package whose submodules are imported on first use."
-    import ast, importlib, importlib.util, re, sys
+    "`(__all__, __getattr__, __dir__)` for a package whose submodules are imported on first use; its functions pass through `public`."
+    import ast, importlib, importlib.util, inspect, re, sys
     from pathlib import Path
     here = Path(importlib.util.find_spec(package).origin).parent
     mods = sorted((q.stem for q in here.glob("*.py") if not q.stem.startswith("_")),
@@ -149,6 +363,7 @@ def lazy_exports(package:str, # the package's import name, e.g. "attnstat.slr"
         if name in mods: return importlib.import_module(f"{package}.{name}")
         if name in names:
             value = getattr(importlib.import_module(f"{package}.{names[name]}"), name)
+            if inspect.isfunction(value): value = public(value, package)
             sys.modules[package].__dict__[name] = value
             return value
         raise AttributeError(f"module {package!r} has no attribute {name!r}")
@@ -156,7 +371,9 @@ def lazy_exports(package:str, # the package's import name, e.g. "attnstat.slr"
     return list(names), __getattr__, __dir__
 
 # %% ../nbs/00_core.ipynb #b2bac147
-def as_generator(seed, name:str="seed") -> np.random.Generator:
+def as_generator(seed, # an int >= 0, a SeedSequence, None (fresh entropy) or a Generator (returned as is)
+                 name:str="seed", # parameter name, used in errors
+                ) -> np.random.Generator:
     "Turn an int, a `SeedSequence`, `None` or a `Generator` into a `numpy.random.Generator` (`name` is used in errors)."
     if isinstance(seed, np.random.Generator): return seed
     if isinstance(seed, (bool, np.bool_)):
@@ -167,14 +384,45 @@ def as_generator(seed, name:str="seed") -> np.random.Generator:
         return np.random.default_rng(seed)
     raise ParameterTypeError(f"{name} must be an int, None or a numpy.random.Generator, got {type(seed).__name__}")
 
-def spawn(seed, n:int) -> list:
+def spawn(seed, # an int, None or a Generator (its own children are spawned)
+          n:int, # number of child generators
+         ) -> list:
     "Derive `n` independent child generators from `seed` (reproducible, order-independent)."
     n = check_int("n", n, lo=0)
     if isinstance(seed, np.random.Generator):
         return seed.spawn(n)
     return [np.random.default_rng(s) for s in np.random.SeedSequence(as_generator_seed(seed)).spawn(n)]
 
-def as_generator_seed(seed):
+def as_generator_seed(seed, # an int >= 0 or None
+                     ):
     "Validate an int/None seed for `SeedSequence`."
     as_generator(seed)
     return seed
+
+# %% ../nbs/00_core.ipynb #b064021b
+def _rename_kwargs(func_name:str, # the function's name, for the messages
+                   renames:dict, # {old keyword: new keyword}
+                   kwargs:dict, # the keyword arguments of a call
+                  ) -> dict:
+    "Keyword arguments with deprecated names replaced by the new ones (a DeprecationWarning for each)."
+    import warnings
+    if not any(old in kwargs for old in renames): return kwargs
+    kwargs = dict(kwargs)
+    for old, new in renames.items():
+        if old not in kwargs: continue
+        if new in kwargs: raise TypeError(f"{func_name}() got both `{old}` (deprecated) and `{new}`; pass `{new}` only")
+        warnings.warn(f"{func_name}(): `{old}` is deprecated, use `{new}` (the old name is accepted until the next release)",
+                      DeprecationWarning, stacklevel=3)
+        kwargs[new] = kwargs.pop(old)
+    return kwargs
+
+def renamed_params(**renames, # old keyword = new keyword, e.g. mc_seed="seed"
+                  ):
+    "Decorator: accept the old keyword names of a function for one release, with a DeprecationWarning."
+    import functools
+    def deco(func):
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs): return func(*args, **_rename_kwargs(func.__name__, renames, kwargs))
+        wrapper.__renamed_params__ = {**getattr(func, "__renamed_params__", {}), **renames}
+        return wrapper
+    return deco

@@ -161,17 +161,23 @@ def quad_expect(f, # scalar function of one float
     if not callable(f): raise TypeError(f"f must be callable, got {type(f).__name__}")
     mean = check_real("mean", mean)
     std = check_positive("std", std)
+    if isinstance(breakpoints, (str, bytes)) or not hasattr(breakpoints, "__iter__"):
+        raise TypeError(f"breakpoints must be a sequence of numbers, got {type(breakpoints).__name__}")
     pts = sorted({check_real("breakpoints", b) for b in breakpoints})
-    limit = check_int("limit", limit, lo=1)
-    edges = [-np.inf, *pts, np.inf]
-    def dens(t):
+    epsabs, epsrel = check_positive("epsabs", epsabs, strict=False), check_positive("epsrel", epsrel, strict=False)
+    limit = check_int("limit", limit, lo=1, hi=10**6)
+    # integrate over the standardised u = (t - mean) / std: the same integral, and no overflow for tiny or huge std
+    ups = sorted({u for u in ((b - mean) / std for b in pts) if math.isfinite(u)})
+    edges = [-np.inf, *ups, np.inf]
+    def dens(u):
+        t = mean + std * u
         v = f(t)
         if v != v: raise ValueError(f"f returned NaN at t={t!r} (quad_expect): the integrand must be defined (not NaN) on the whole real line")
-        return v * math.exp(-0.5 * ((t - mean) / std)**2) / (std * math.sqrt(2 * math.pi))
+        return v * math.exp(-0.5 * u * u) / math.sqrt(2 * math.pi)
     total, err = 0.0, 0.0
     for lo, hi in zip(edges[:-1], edges[1:]):
         if lo == -np.inf and hi == np.inf:  # split at the mean so quad sees the bulk
-            pieces = [(-np.inf, mean), (mean, np.inf)]
+            pieces = [(-np.inf, 0.0), (0.0, np.inf)]
         else:
             pieces = [(lo, hi)]
         for a, b in pieces:
@@ -190,7 +196,11 @@ def mean_stderr(samples, # array of independent draws
     if not -a.ndim <= axis < max(a.ndim, 1): raise ValueError(f"axis must be in [{-a.ndim}, {a.ndim - 1}] for samples of shape {a.shape}, got {axis}")
     k = a.shape[axis]
     if k < 2: raise ValueError(f"samples must hold at least 2 draws along axis {axis}, got {k}")
-    return a.mean(axis=axis), a.std(axis=axis, ddof=1) / math.sqrt(k)
+    # scaled by a power of two near max |x| (exact: the same bits), so that draws near 1e200 do not overflow the variance
+    top = float(np.max(np.abs(a))) if a.size else 0.0
+    s = 2.0 ** int(np.frexp(top)[1]) if 0 < top < np.inf else 1.0
+    b = a / s
+    return b.mean(axis=axis) * s, b.std(axis=axis, ddof=1) * s / math.sqrt(k)
 
 # %% ../nbs/00a_gaussian.ipynb #85e9a447
 def sobol_normal(m:int, # number of points (a power of 2 keeps the net balanced)

@@ -41,7 +41,13 @@ def _label(v):
 
 class PrecomputedFigure(widgets.VBox):
     "Controls over a stack of pre-rendered frames, linked in the browser (jslink), no kernel needed."
-    def __init__(self, controls, stack, links, grid, frames, **kw):
+    def __init__(self, controls, # {name: list of values}
+                 stack, # the stacked frames (one image per combination of values)
+                 links, # the linked controls
+                 grid, # the grid of control values
+                 frames, # the frames in grid order
+                 **kw, # widget options
+                ):
         super().__init__(children=[widgets.HBox(controls, layout=widgets.Layout(flex_flow="row wrap")), stack], **kw)
         self._dom_classes = ("attnstat-precomputed",)
         self.controls, self.stack, self.links, self.grid, self.frames = controls, stack, links, grid, frames
@@ -131,7 +137,8 @@ EMBED_JS_NAME = "embed.js"
 import attnstat as _pkg
 PACKAGED_EMBED_JS = Path(_pkg.__file__).resolve().parent / "_static" / EMBED_JS_NAME # shipped in the wheel
 
-def find_embed_js(root=None) -> Path|None:
+def find_embed_js(root=None, # a folder to search first (None: the package data)
+                 ) -> Path|None:
     "Locate the html-manager embedder: the source tree's book/ (node_modules or _static), else the packaged copy; None when absent."
     root = Path(root) if root is not None else PACKAGED_EMBED_JS.parents[2] # the source tree, when run from it
     for p in (root/"book"/"_static"/EMBED_JS_NAME,

@@ -10,11 +10,11 @@ import numpy as np
 import joblib
 from tqdm import tqdm
 from . import __version__
-from .core import check_int, check_choice
+from .core import check_int, check_choice, public
 
 # %% auto #0
 __all__ = ['KEY_COLUMN', 'BACKENDS', 'point_key', 'point_seed', 'CacheError', 'sweep_header', 'row_key', 'read_sweep', 'max_jobs',
-           'SweepRows', 'lock_path', 'run_sweep']
+           'SweepRows', 'lock_path', 'file_mode', 'apply_umask', 'run_sweep']
 
 # %% ../nbs/05_sweep.ipynb #d99f27a4
 def _scalar(name, value):
@@ -30,7 +30,12 @@ def point_key(point:dict, # parameter values
               keys=None, # restrict to these names (default: all)
              ) -> tuple:
     "Canonical, order-independent identity of a parameter point."
+    if not isinstance(point, dict): raise TypeError(f"point must be a dict of parameter values, got {type(point).__name__}")
+    if keys is not None and (isinstance(keys, (str, bytes)) or not hasattr(keys, "__iter__")):
+        raise TypeError(f"keys must be a list of parameter names, got {type(keys).__name__}")
     keys = sorted(point if keys is None else keys)
+    missing = [k for k in keys if k not in point]
+    if missing: raise ValueError(f"keys name parameters that point lacks: {missing}")
     return tuple((k, _scalar(k, point[k])) for k in keys)
 
 def point_seed(seed:int, # the seed of the whole sweep
@@ -70,6 +75,8 @@ def sweep_header(params:dict|None=None, # parameters of the sweep (JSON-serialis
                  seed:int|None=None, # the sweep seed
                 ) -> dict:
     "The header recorded at the top of a cache: parameters, attnstat version, seed."
+    if params is not None and not isinstance(params, dict):
+        raise TypeError(f"params must be a dict of the sweep's parameters or None, got {type(params).__name__}")
     params = {} if params is None else dict(params)
     return {"params": _normalise(params), "version": __version__, "seed": seed} # TypeError early if not JSON
 
@@ -171,8 +178,8 @@ def _check_jobs(jobs, backend):
 
 class SweepRows(list):
     "The rows of a sweep (a list of dicts) with `cached` (rows reused from the cache) and `computed` counts."
-    cached: int = 0
-    computed: int = 0
+    cached: int = 0 # rows reused from the cache
+    computed: int = 0 # rows computed in this run
 
 def _accepts_seed(func):
     try: sig = inspect.signature(func)
@@ -203,34 +210,84 @@ def _dask_client(scheduler):
     except (OSError, TimeoutError) as e:
         raise ValueError(f"scheduler {scheduler!r} could not be reached: {e}") from e
 
-def lock_path(path) -> Path:
-    "The lock file that guards `path`: in the temporary folder, named by a hash of the absolute path (no litter beside it)."
-    folder = Path(tempfile.gettempdir()) / f"attnstat-locks-{os.getuid() if hasattr(os, 'getuid') else 0}"
-    folder.mkdir(exist_ok=True)
-    key = hashlib.sha1(str(Path(path).resolve()).encode()).hexdigest()[:20]
-    return folder / f"{Path(path).name}.{key}.lock"
+def lock_path(path, # the cache file
+             ) -> Path:
+    "The lock file that guards `path`: `.NAME.lock` beside it (so every machine that sees the folder sees the lock)."
+    path = Path(path)
+    return path.parent / f".{path.name}.lock"
+
+def file_mode() -> int:
+    "The permission bits a new file gets from the process's umask (0o666 & ~umask), read without changing it."
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("Umask:"): return 0o666 & ~int(line.split()[1], 8)
+    except (OSError, ValueError): pass
+    old = os.umask(0o022); os.umask(old)   # no /proc: the classic read (restored at once)
+    return 0o666 & ~old
+
+def apply_umask(path, # a file just written
+               ) -> Path:
+    "Give a file made by `tempfile.mkstemp` (mode 0600) the mode an ordinary `open` would have given it."
+    try: os.chmod(path, file_mode())
+    except OSError: pass   # a file system without modes
+    return Path(path)
+
+class _Timeout(Exception): pass
+
+def _flock(path:Path, timeout):
+    "Take an exclusive `flock` on `path` (created if needed); retry when the file was replaced meanwhile. Returns the fd."
+    import fcntl
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+        try:
+            while True:
+                try: fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB); break
+                except BlockingIOError:
+                    if deadline is not None and time.monotonic() >= deadline: raise _Timeout() from None
+                    time.sleep(0.05)
+            try: same = os.stat(path).st_ino == os.fstat(fd).st_ino
+            except FileNotFoundError: same = False
+            if same: return fd   # we hold the lock on the file that is at `path` now
+        except BaseException:
+            os.close(fd); raise
+        os.close(fd)   # the holder before us removed the file after we opened it: lock the new one
 
 @contextlib.contextmanager
 def _locked(cache:Path, timeout, progress):
-    "Hold the lock of a cache file for the whole sweep (see `lock_path`)."
-    from filelock import FileLock, Timeout
-    lock = FileLock(str(lock_path(cache)))
+    "Hold the lock of a cache file for the whole sweep (see `lock_path`); the lock file is removed on release."
+    lock = lock_path(cache)
     try:
-        try: lock.acquire(timeout=0)
-        except Timeout:
+        import fcntl
+    except ImportError:   # no flock (Windows): filelock, whose lock file stays
+        from filelock import FileLock, Timeout
+        fl = FileLock(str(lock))
+        try: fl.acquire(timeout=-1 if timeout is None else timeout)
+        except Timeout: raise ValueError(f"cache {str(cache)!r} is locked by another run (lock_timeout={timeout} s)") from None
+        try: yield
+        finally: fl.release()
+        return
+    try:
+        try: fd = _flock(lock, 0)
+        except _Timeout:
             if progress: print(f"waiting for another run that is writing {str(cache)!r} ...", file=sys.stderr)
-            try: lock.acquire(timeout=-1 if timeout is None else timeout)
-            except Timeout:
+            try: fd = _flock(lock, timeout)
+            except _Timeout:
                 raise ValueError(f"cache {str(cache)!r} is locked by another run (lock_timeout={timeout} s)") from None
-    except PermissionError as e:
-        raise ValueError(f"cache {str(cache)!r}: cannot create its lock file ({e.strerror})") from None
+    except OSError as e:
+        raise ValueError(f"cache {str(cache)!r}: cannot create its lock file {str(lock)!r} ({e.strerror or e})") from None
     try: yield
-    finally: lock.release()
+    finally:
+        try: os.unlink(lock)   # while still holding it: a waiter that opened it retries on a fresh file
+        except OSError: pass
+        fcntl.flock(fd, fcntl.LOCK_UN); os.close(fd)
 
 def _rewrite(cache:Path, header:dict, rows:list):
     "Replace the cache by `rows` atomically, through a uniquely named temporary file in its folder."
     fd, tmp = tempfile.mkstemp(dir=cache.parent, prefix=f".{cache.name}.", suffix=".tmp")
     os.close(fd)
+    apply_umask(tmp)
     try:
         w = _CacheWriter(tmp, header)
         for r in rows: w.write(r)
@@ -268,6 +325,8 @@ def run_sweep(func, # evaluated as func(**point); returns a dict of scalars or o
     inject = seed is not None and _accepts_seed(func)
     calls = [dict(p, seed=point_seed(seed, p)) if inject and "seed" not in p else dict(p) for p in points]
     if cache is None: return _evaluate(func, calls, {}, None, backend, scheduler, jobs, progress, desc)
+    if isinstance(cache, bool) or not isinstance(cache, (str, os.PathLike)):
+        raise TypeError(f"cache must be a file path (str or os.PathLike) or None, got {type(cache).__name__}")
     cache = Path(cache)
     try: cache.parent.mkdir(parents=True, exist_ok=True)
     except OSError as e:
@@ -299,6 +358,15 @@ def run_sweep(func, # evaluated as func(**point); returns a dict of scalars or o
         writer = _CacheWriter(cache, header, columns=[c for c in kept[0] if c != KEY_COLUMN] if kept else None)
         return _evaluate(func, calls, done, writer, backend, scheduler, jobs, progress, desc)
 
+def _star_call(args): return _call(*args)
+
+def _pool_stream(func, calls, todo, n_jobs):
+    "Results `(i, row, seconds)` of the points `todo` as they finish, from a `multiprocessing` pool."
+    import multiprocessing as mp
+    n = (os.cpu_count() or 1) if n_jobs < 0 else n_jobs
+    with mp.get_context().Pool(n) as pool:
+        yield from pool.imap_unordered(_star_call, [(func, i, calls[i]) for i in todo])
+
 def _evaluate(func, calls, done, writer, backend, scheduler, jobs, progress, desc) -> SweepRows:
     "Compute the points not in `done` (appending each to the cache as it arrives); rows in the order of `calls`."
     todo = [i for i in range(len(calls)) if i not in done]
@@ -316,9 +384,13 @@ def _evaluate(func, calls, done, writer, backend, scheduler, jobs, progress, des
             else:
                 ctx = joblib.parallel_config(backend=backend)
                 n_jobs = min(jobs, len(todo)) if jobs > 0 else jobs # no idle workers
+            if backend == "multiprocessing": # joblib's multiprocessing backend cannot stream results: a Pool can
+                ctx, stream = contextlib.nullcontext(), _pool_stream(func, calls, todo, n_jobs)
+            else: stream = None
             try:
                 with ctx:
-                    for i, out, secs in joblib.Parallel(n_jobs=n_jobs, return_as="generator_unordered")(tasks):
+                    if stream is None: stream = joblib.Parallel(n_jobs=n_jobs, return_as="generator_unordered")(tasks)
+                    for i, out, secs in stream:
                         row = {**{k: _scalar(k, v) for k, v in calls[i].items()}, **out}
                         results[i] = row
                         if writer is not None: writer.write(row)
@@ -330,3 +402,8 @@ def _evaluate(func, calls, done, writer, backend, scheduler, jobs, progress, des
     out = SweepRows({k: v for k, v in results[i].items() if k != KEY_COLUMN} for i in range(len(calls)))
     out.cached, out.computed = len(done), len(todo)
     return out
+
+# %% ../nbs/05_sweep.ipynb #s19wrap2
+for _name in globals().get("__all__") or [n for n, v in list(globals().items()) if inspect.isfunction(v) and not n.startswith("_")
+                                           and v.__module__ == __name__]:   # (in the notebook: every function defined so far)
+    if inspect.isfunction(globals().get(_name)): globals()[_name] = public(globals()[_name])   # attnstat.core's public-call layer

@@ -4,17 +4,17 @@ r"""Loaders for the query and key matrices of BERT-family and GPT-2 checkpoints 
 
 # %% ../nbs/04_pretrained_weights.ipynb #49b213da
 from __future__ import annotations
-import importlib.util, json, math, numbers, os, re, struct
+import contextlib, importlib.util, inspect, json, math, numbers, os, re, struct
 from dataclasses import dataclass
 from pathlib import Path
 import numpy as np
-from .core import check_int, check_real, check_array, check_positive, check_memory, spawn
+from .core import check_int, check_real, check_array, check_positive, check_memory, spawn, public
 from .fixed_point import fixed_point
 from .rmt.hermite import Activation, activation
 from .rmt.models import signal_plus_noise, ridge_errors, EmpiricalErrors
 from .gaussian import _check_bool
 from .rmt.models import _array_arg, _gamma_grid   # check_array refusing None, booleans, empty; ridge-parameter grids
-from .rmt.theory import attention_theory
+from .rmt.theory import attention_theory, _vector   # _vector: the theory's check of mu, w_K, w_Q
 
 # %% auto #0
 __all__ = ['LAYOUTS', 'FLOAT_DTYPES', 'MINILM_PACKAGE', 'MINILM_INSTALL', 'safetensors_files', 'detect_layout',
@@ -39,8 +39,14 @@ def safetensors_files(path, # a `.safetensors` file or a directory holding one o
                      ) -> list:
     "The `.safetensors` files behind `path` (`model.safetensors` first when a directory has it)."
     path = _as_path("path", path)
-    if not path.exists():
-        raise FileNotFoundError(f"path {str(path)!r} does not exist (expected a .safetensors file or a model directory)")
+    try: path.stat()
+    except FileNotFoundError:
+        raise FileNotFoundError(f"path {str(path)!r} does not exist (expected a .safetensors file or a model directory)") from None
+    except OSError as e:   # a symlink loop, a name too long, no permission
+        raise ValueError(f"path {str(path)!r} cannot be opened ({e.strerror or e}); expected a .safetensors file or a model directory") from None
+    if not (path.is_file() or path.is_dir()):
+        raise ValueError(f"path {str(path)!r} is neither a regular file nor a directory (a device, socket or pipe); "
+                         "expected a .safetensors file or a model directory")
     if path.is_file():
         if path.suffix != ".safetensors":
             raise ValueError(f"path must be a .safetensors file or a directory, got {str(path)!r}")
@@ -92,11 +98,27 @@ def _sniff(head:bytes) -> str|None:
         return "it looks like a JSON text file"
     return None
 
+def _entry_end(name, info, bad) -> int:
+    "Check one header entry (dtype, shape, byte range that matches them); return the end of its byte range."
+    ok = (isinstance(info, dict) and info.get("dtype") in _DTYPE_SIZE and isinstance(info.get("shape"), list)
+          and all(isinstance(k, int) and not isinstance(k, bool) and k >= 0 for k in info["shape"])
+          and isinstance(info.get("data_offsets"), list) and len(info["data_offsets"]) == 2
+          and all(isinstance(k, int) and not isinstance(k, bool) for k in info["data_offsets"]))
+    if not ok: raise bad(f"the header entry of tensor {name!r} is malformed: {str(info)[:200]}")
+    a, b = info["data_offsets"]
+    if not 0 <= a <= b or b - a != _DTYPE_SIZE[info["dtype"]] * math.prod(info["shape"]):
+        raise bad(f"tensor {name!r}: byte range {a}..{b} does not match dtype {info['dtype']} and shape {tuple(info['shape'])}")
+    return b
+
 def safetensors_header(path, # a `.safetensors` file
                       ) -> dict:
     "The JSON header of a safetensors file (tensor name -> dtype, shape, data_offsets), after checking the file's structure."
     path = _as_path("path", path)
-    size = path.stat().st_size
+    try:
+        size = path.stat().st_size
+        if not path.is_file(): raise IsADirectoryError(21, "not a regular file")
+    except OSError as e:
+        raise ValueError(f"path {str(path)!r} cannot be read as a safetensors file ({e.strerror or e})") from None
     bad = lambda why: ValueError(f"{path}: not a valid safetensors file: {why}")
     if size == 0: raise bad("the file is empty")
     with open(path, "rb") as fh:
@@ -114,18 +136,13 @@ def safetensors_header(path, # a `.safetensors` file
         header = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise bad(f"the {n}-byte header is not valid UTF-8 JSON ({e.__class__.__name__}: {e})") from None
+    except RecursionError:
+        raise bad(f"the {n}-byte header nests JSON too deeply (a safetensors header is one flat object)") from None
     if not isinstance(header, dict): raise bad(f"the header is a JSON {type(header).__name__}, not an object")
     end = 0
     for name, info in header.items():
         if name == "__metadata__": continue
-        ok = (isinstance(info, dict) and info.get("dtype") in _DTYPE_SIZE and isinstance(info.get("shape"), list)
-              and all(isinstance(k, int) and k >= 0 for k in info["shape"]) and isinstance(info.get("data_offsets"), list)
-              and len(info["data_offsets"]) == 2 and all(isinstance(k, int) for k in info["data_offsets"]))
-        if not ok: raise bad(f"the header entry of tensor {name!r} is malformed: {info!r}")
-        a, b = info["data_offsets"]
-        if not 0 <= a <= b or b - a != _DTYPE_SIZE[info["dtype"]] * math.prod(info["shape"]):
-            raise bad(f"tensor {name!r}: byte range {a}..{b} does not match dtype {info['dtype']} and shape {tuple(info['shape'])}")
-        end = max(end, b)
+        end = max(end, _entry_end(name, info, bad))
     if 8 + n + end > size:
         raise bad(f"the data should end at byte {8 + n + end} but the file has {size} bytes (truncated)")
     if 8 + n + end < size:
@@ -133,6 +150,38 @@ def safetensors_header(path, # a `.safetensors` file
     return header
 
 # %% ../nbs/04_pretrained_weights.ipynb #c1a41367
+def _read_tensor(path:Path, name:str, header:dict, ndim:int|None, fh=None, check_mem:bool=True) -> np.ndarray:
+    "The body of `read_weight` (no argument checks): one tensor, through `fh` when the caller holds the file open."
+    if name == "__metadata__" or name not in header:
+        raise ValueError(f"{path}: no tensor named {name!r}" + (" ('__metadata__' holds the file's metadata, not a tensor)"
+                                                                 if name == "__metadata__" else ""))
+    info = header[name]
+    where = f"{path}: tensor {name!r}"
+    _entry_end(name, info, lambda why: ValueError(f"{path}: header: {why}"))
+    dt, shape = info["dtype"], tuple(info["shape"])
+    if dt not in FLOAT_DTYPES:
+        raise ValueError(f"{where} has dtype {dt}; attention weights must be floating point ({', '.join(FLOAT_DTYPES)})")
+    if ndim is not None and len(shape) != ndim:
+        raise ValueError(f"{where} must have {ndim} dimension(s), got shape {shape}")
+    if math.prod(shape) == 0: raise ValueError(f"{where} is empty (shape {shape})")
+    if check_mem: check_memory(f"tensor {name!r}", 8 * math.prod(shape))
+    nbytes = _DTYPE_SIZE[dt] * math.prod(shape)
+    try:
+        with (open(path, "rb") if fh is None else contextlib.nullcontext(fh)) as f:   # the byte range only: no second
+            (hlen,) = struct.unpack("<Q", (f.seek(0), f.read(8))[1])                   # parse of the header (linear)
+            f.seek(8 + hlen + info["data_offsets"][0])
+            raw = f.read(nbytes)
+    except (OSError, struct.error) as e:
+        raise ValueError(f"{where} could not be read ({e})") from None
+    if len(raw) != nbytes:
+        raise ValueError(f"{where}: the file ends {nbytes - len(raw)} bytes before the tensor's data does (truncated, or a header of another file)")
+    if dt == "BF16":
+        a = (np.frombuffer(raw, dtype="<u2").astype(np.uint32) << 16).view(np.float32).reshape(shape).astype(np.float64)
+    else:
+        a = np.frombuffer(raw, dtype=np.dtype(FLOAT_DTYPES[dt]).newbyteorder("<")).reshape(shape).astype(np.float64)
+    if not np.all(np.isfinite(a)): raise ValueError(f"{where} contains NaN or infinite values")
+    return a
+
 def read_weight(path, # the .safetensors file
                 name:str, # tensor name
                 header:dict|None=None, # its header, from `safetensors_header` (read if None)
@@ -142,30 +191,9 @@ def read_weight(path, # the .safetensors file
     path = _as_path("path", path)
     if not isinstance(name, str): raise TypeError(f"name must be a str, got {type(name).__name__}")
     header = safetensors_header(path) if header is None else header
-    if name not in header: raise ValueError(f"{path}: no tensor named {name!r}")
-    info = header[name]; dt, shape = info["dtype"], tuple(info["shape"])
-    where = f"{path}: tensor {name!r}"
-    if dt not in FLOAT_DTYPES:
-        raise ValueError(f"{where} has dtype {dt}; attention weights must be floating point ({', '.join(FLOAT_DTYPES)})")
-    if ndim is not None and len(shape) != ndim:
-        raise ValueError(f"{where} must have {ndim} dimension(s), got shape {shape}")
-    if math.prod(shape) == 0: raise ValueError(f"{where} is empty (shape {shape})")
-    check_memory(f"tensor {name!r}", 8 * math.prod(shape))
-    if dt == "BF16":
-        with open(path, "rb") as fh:
-            (hlen,) = struct.unpack("<Q", fh.read(8))
-            fh.seek(8 + hlen + info["data_offsets"][0])
-            u16 = np.frombuffer(fh.read(2 * math.prod(shape)), dtype="<u2")
-        a = (u16.astype(np.uint32) << 16).view(np.float32).reshape(shape).astype(np.float64)
-    else:
-        from safetensors import safe_open, SafetensorError
-        try:
-            with safe_open(str(path), framework="numpy") as h:
-                a = np.asarray(h.get_tensor(name), dtype=np.float64)
-        except SafetensorError as e:
-            raise ValueError(f"{where} could not be read: {e}") from None
-    if not np.all(np.isfinite(a)): raise ValueError(f"{where} contains NaN or infinite values")
-    return a
+    if not isinstance(header, dict): raise TypeError(f"header must be a dict from safetensors_header, got {type(header).__name__}")
+    if ndim is not None: ndim = check_int("ndim", ndim, lo=0)
+    return _read_tensor(path, name, header, ndim)
 
 # %% ../nbs/04_pretrained_weights.ipynb #4120aef2
 @dataclass
@@ -218,13 +246,19 @@ def read_config(path, # a `config.json` file
                ) -> dict:
     "The JSON object of a model's `config.json`, with a ValueError naming the file when it is not one."
     path = _as_path("path", path)
+    try: data = path.read_bytes()
+    except OSError as e:
+        raise ValueError(f"{path}: cannot be read ({e.strerror or e}); fix or remove it, or pass n_heads explicitly") from None
     try:
-        conf = json.loads(path.read_bytes().decode("utf-8"))
+        conf = json.loads(data.decode("utf-8"))
     except UnicodeDecodeError as e:
         raise ValueError(f"{path}: not a UTF-8 text file ({e.reason} at byte {e.start}); fix or remove it, "
                          "or pass n_heads explicitly") from None
     except json.JSONDecodeError as e:
         raise ValueError(f"{path}: not valid JSON ({e.msg} at line {e.lineno}, column {e.colno}); fix or remove it, "
+                         "or pass n_heads explicitly") from None
+    except RecursionError:
+        raise ValueError(f"{path}: JSON nested too deeply to be a model configuration; fix or remove it, "
                          "or pass n_heads explicitly") from None
     if not isinstance(conf, dict):
         raise ValueError(f"{path}: expected a JSON object of model settings, got a JSON {type(conf).__name__}")
@@ -253,7 +287,18 @@ def load_attention_weights(path, # a `.safetensors` file or a Hugging Face style
     headers = {f: safetensors_header(f) for f in files}
     where = {name: f for f, h in headers.items() for name in h if name != "__metadata__"}
     layout, prefix, layers = detect_layout(list(where))
-    get = lambda name, ndim: read_weight(where[name], name, headers[where[name]], ndim=ndim)
+    # one memory check for every tensor the loader reads, and one open handle per file (linear in the tensor count)
+    wanted = re.compile(r"(query|key)\.weight$|c_attn\.weight$|LayerNorm\.weight$|ln_1\.weight$")
+    check_memory("path (its attention tensors)", sum(8 * math.prod(headers[f][n]["shape"]) for n, f in where.items()
+                                                     if wanted.search(n) and isinstance(headers[f][n], dict)))
+    stack = contextlib.ExitStack()
+    try: handles = {f: stack.enter_context(open(f, "rb")) for f in files}
+    except OSError as e: raise ValueError(f"path {str(path)!r}: {e.strerror or e}") from None
+    get = lambda name, ndim: _read_tensor(where[name], name, headers[where[name]], ndim, handles[where[name]], check_mem=False)
+    with stack: return _assemble(files, where, layout, prefix, layers, get, n_heads)
+
+def _assemble(files, where, layout, prefix, layers, get, n_heads):
+    "The layers' query/key matrices and LayerNorm gains, read through `get`, as `AttentionWeights`."
     Qs, Ks, gains = [], [], []
     for l in layers:
         if layout == "bert":
@@ -490,8 +535,9 @@ def variance_matched_activation(f, # activation: name, callable or Activation
     alpha = check_real("alpha", alpha); tau = check_real("tau", tau, lo=0.0, lo_open=True)
     c = rescaled_activation(f, tau).coef          # a1 = E[xi f0(tau xi)], nu = Var f0(tau xi)
     a1 = alpha * c.a1 / tau
-    s2 = c.nu - a1**2
-    if s2 < 0: raise ValueError(f"alpha must satisfy |alpha E f'(tau xi)| <= sd f(tau xi); got alpha={alpha}")
+    if not abs(a1) <= math.sqrt(c.nu):   # compared before squaring: no overflow at alpha = 1e300
+        raise ValueError(f"alpha must satisfy |alpha E f'(tau xi)| <= sd f(tau xi); got alpha={alpha}")
+    s2 = max(c.nu - a1**2, 0.0)
     b = np.sqrt(s2)
     return Activation(lambda t: a1 * np.asarray(t, dtype=float) + b * (np.asarray(t, dtype=float)**3 - 3 * np.asarray(t, dtype=float)) / np.sqrt(6),
                       name=f"matched(a1={a1:.3g}, sigma2={s2:.3g})")
@@ -524,7 +570,12 @@ def gram_matrix(mu, # signal vector
                 w_Q, # query direction
                ) -> np.ndarray:
     "The 3 x 3 Gram matrix of (mu, w_K, w_Q)."
-    V = [_array_arg("mu", mu, ndim=1), _array_arg("w_K", w_K, ndim=1), _array_arg("w_Q", w_Q, ndim=1)]
+    V = [_vector(n, v) for n, v in (("mu", mu), ("w_K", w_K), ("w_Q", w_Q))]   # the theory's check: 1-d, |v|^2 <= GRAM_MAX
     if len({v.size for v in V}) > 1: raise ValueError(f"mu, w_K and w_Q must have equal lengths, got {[v.size for v in V]}")
     V = np.stack(V)
     return V @ V.T
+
+# %% ../nbs/04_pretrained_weights.ipynb #w19wrap2
+for _name in globals().get("__all__") or [n for n, v in list(globals().items()) if inspect.isfunction(v) and not n.startswith("_")
+                                           and v.__module__ == __name__]:   # (in the notebook: every function defined so far)
+    if inspect.isfunction(globals().get(_name)): globals()[_name] = public(globals()[_name])   # attnstat.core's public-call layer

@@ -14,6 +14,7 @@ Run: OPENBLAS_NUM_THREADS=1 python benchmarks/bench_slr_amp.py [--quick] [--base
 import sys, time, warnings
 import numpy as np
 from _former import load_former
+from _bench import ratio, load
 from threadpoolctl import threadpool_limits
 from attnstat.slr import SpikedSLR, MaxSLR
 from attnstat.slr.bayes import bayes_optimal_branches
@@ -29,9 +30,11 @@ if __name__ == "__main__":
     quick = "--quick" in sys.argv
     baseline = "--baseline" in sys.argv
     former = load_former("slr.bayes", FORMER) if baseline else None
-    D = 500 if quick else 2000
+    D = 300 if quick else 2000
+    print(load(), flush=True)
     with threadpool_limits(1):
-        for model in (() if "--branches-only" in sys.argv else (MaxSLR(3, np.inf, noise=0.1), SpikedSLR(3, 1.0, noise=0.1))):
+        gm = (MaxSLR(3, np.inf, noise=0.1),) if quick else (MaxSLR(3, np.inf, noise=0.1), SpikedSLR(3, 1.0, noise=0.1))
+        for model in (() if "--branches-only" in sys.argv else gm):
             amp, s_amp = timed(simulate_amp, model, 3.0, D, seed=0, n_test=2000)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -40,8 +43,9 @@ if __name__ == "__main__":
                   f"converged {amp.converged}), whole call {s_amp:6.2f} s, test error {amp.test_error:.4f} ± {amp.test_error_se:.4f}")
             print(f"L-BFGS    {model!r:38s} D={D} alpha=3: whole call {s_erm:6.2f} s, test error {erm.test_error:.4f}; "
                   f"ratio L-BFGS / GAMP (whole calls) = {s_erm / s_amp:.2f}")
-        for model in (SpikedSLR(3, 1.0), MaxSLR(3, np.inf), MaxSLR(3, 2.0), MaxSLR(5, 1.0, noise=0.1)):
-            n_mc = 5000 if quick else 20_000
+            ratio(f"L-BFGS ERM / GAMP, {model!r}", s_erm / s_amp, f"D = {D}, alpha = 3, whole calls")
+        for model in ((MaxSLR(3, np.inf),) if quick else (SpikedSLR(3, 1.0), MaxSLR(3, np.inf), MaxSLR(3, 2.0), MaxSLR(5, 1.0, noise=0.1))):
+            n_mc = 2000 if quick else 20_000
             b, s = timed(bayes_optimal_branches, model, 1.2, n_mc=n_mc)
             line = (f"branches  {model!r:38s} alpha=1.2: {s:6.2f} s (both branches, 4 blocks, Phi; "
                     f"{b.uninformed.n_iter}+{b.informed.n_iter} iterations), equilibrium {b.equilibrium}, hard {b.hard}")
@@ -50,4 +54,6 @@ if __name__ == "__main__":
                 line += (f"; former solver {s0:6.2f} s ({b0.uninformed.n_iter}+{b0.informed.n_iter} iterations), "
                          f"ratio {s0 / s:5.1f}x; |q_k new - former| = {abs(b.uninformed.q_k - b0.uninformed.q_k):.1e} (uninformed), "
                          f"s.e. {b.uninformed.q_k_se:.1e}")
+                ratio(f"Bayes branches: former / new, {model!r}", s0 / s, f"alpha = 1.2, n_mc = {n_mc}")
             print(line, flush=True)
+            if not baseline: ratio(f"Bayes branches: 5 s target / time, {model!r}", 5.0 / s, f"alpha = 1.2, n_mc = {n_mc}; > 1 meets it")

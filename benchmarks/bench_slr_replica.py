@@ -9,11 +9,16 @@ which stays reachable as `integration="mc", n_rand=1`).
 2. A 50-point alpha curve (spiked L = 3, nu = 1, softmax, lam = 0.1) with the stability diagnostics, on 2 cores
    (the grid cut in two pieces, each scanned downward with warm starts; target: under 60 s).
    `--baseline` also times the former 20-point curve (plain MC, n = 2e4, one core).
-3. The prox at one point: the vectorised Newton solve against scipy L-BFGS-B on the concatenated batch.
+3. The prox at spiked L = 3, nu = 1, alpha = 5, lam = 0.1 (RS-unstable): the vectorised Newton solve against scipy
+   L-BFGS-B on the concatenated batch (speed), then the miss rate (samples whose minimum is above the global one by more
+   than 1e-8, against the many-start brute-force reference of tests/test_slr_replica.py) and the time, before (Newton from
+   omega^k) and after (`prox_global`), and the effect on the fixed point (replica_erm with `prox_guard=False`, the former
+   solver, against the default). `--quick`: 2000 samples, no fixed points.
 
-Sections can be chosen by name: `python benchmarks/bench_slr_replica.py precision curve prox`.
+Sections can be chosen by name: `python benchmarks/bench_slr_replica.py precision curve prox`; `--quick` runs every
+section at toy size (seconds: a smoke test that the benchmark still runs, not a measurement).
 """
-import sys, time
+import sys, time, math
 import numpy as np
 from scipy.optimize import minimize
 from attnstat.slr import SpikedSLR
@@ -35,6 +40,9 @@ def precision(seeds=range(8), **new):
     (s0, t0, _, _, c0), (s1, t1, _, _, c1) = out.values()
     print(f"[1] ratio: spread {s0 / s1:.1f}x smaller, time {t1 / t0:.2f}x (CPU {c1 / c0:.2f}x)")
 
+def _verdict_counts(rows):
+    return ", ".join(f"{sum(r.get('stability') == v for r in rows)} {v}" for v in ("stable", "undetermined", "unstable"))
+
 def curve(n_points=50, **new):
     new = dict(dict(n_mc=8192, atol=1e-5, max_iter=150), **new)
     alphas = np.geomspace(0.3, 20, n_points)
@@ -43,7 +51,7 @@ def curve(n_points=50, **new):
                          n_jobs=2, split=2, progress=False, **new)
     t = time.perf_counter() - t0
     print(f"[2] {n_points}-point curve with stability diagnostics on 2 cores: {t:.1f} s, converged "
-          f"{sum(r['converged'] for r in rows)}/{len(rows)}, RS-unstable {sum(not r.get('rs_stable', True) for r in rows)}", flush=True)
+          f"{sum(r['converged'] for r in rows)}/{len(rows)}, verdicts {_verdict_counts(rows)}", flush=True)
     return t
 
 def baseline_curve():
@@ -54,28 +62,55 @@ def baseline_curve():
     print(f"[2] former 20-point curve (plain MC, n=2e4, no diagnostics, one core): {t:.1f} s ({t / 20:.2f} s per point)")
     return t
 
-def prox(n_mc=100_000):
+def prox(n_mc=100_000, n_ref=10_000, quick=False):
+    import os
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
+    from test_slr_replica import _brute_prox
+    from attnstat.slr.replica import prox_global, channel_samples
     model = SpikedSLR(3, 1.0)
-    r = replica_erm(model, "softmax", 5.0, 0.1, n_mc=20_000, integration="mc", n_rand=1, atol=1e-5)
+    x = np.array([0.8707, 2.3605, 2.6913, 1.0659, 1.3898, 0.6602])     # its fixed point (replica_erm, n_mc = 8192, seed 0)
+    Vk, Vv = x[2], x[5]
+    if quick: n_mc, n_ref = 2000, 2000
     S = channel_sample(model, n_mc, 0)
-    omk, omv, _, _ = _fields(r.x, S)
-    t0 = time.perf_counter(); chi, phi, left = prox_newton("softmax", omk, omv, S.y, r.V_k, r.V_v, S.mask); t_newton = time.perf_counter() - t0
-    def fg(x):
-        p, g, _ = prox_objective("softmax", x.reshape(omk.shape), omk, omv, S.y, r.V_k, r.V_v, S.mask, derivatives=True)
+    omk, omv, _, _ = _fields(x, S)
+    t0 = time.perf_counter(); chi, phi, left = prox_newton("softmax", omk, omv, S.y, Vk, Vv, S.mask); t_newton = time.perf_counter() - t0
+    def fg(z):
+        p, g, _ = prox_objective("softmax", z.reshape(omk.shape), omk, omv, S.y, Vk, Vv, S.mask, derivatives=True)
         return p.sum(), g.ravel()
     t0 = time.perf_counter()
     res = minimize(fg, omk.ravel(), jac=True, method="L-BFGS-B", options=dict(gtol=1e-10, ftol=1e-15, maxiter=100_000))
     t_naive = time.perf_counter() - t0
-    phi_naive = prox_objective("softmax", res.x.reshape(omk.shape), omk, omv, S.y, r.V_k, r.V_v, S.mask)
+    phi_naive = prox_objective("softmax", res.x.reshape(omk.shape), omk, omv, S.y, Vk, Vv, S.mask)
     print(f"[3] prox at n={n_mc}: Newton {t_newton:.2f} s, scipy L-BFGS-B {t_naive:.2f} s: ratio {t_naive / t_newton:.1f}x; "
-          f"max(phi_newton - phi_lbfgs) = {np.max(phi - phi_naive):.1e}")
+          f"max(phi_newton - phi_lbfgs) = {np.max(phi - phi_naive):.1e} (both from omega^k: different local minima)", flush=True)
+    Sn = channel_samples(model, 16384, 11, "rqmc", 1)[0]
+    omk, omv, _, _ = _fields(x, Sn); omk, omv, y = omk[:n_ref], omv[:n_ref], Sn.y[:n_ref]
+    t0 = time.perf_counter(); ref = _brute_prox("softmax", omk, omv, y, Vk, Vv, 0.0); t_ref = time.perf_counter() - t0
+    t0 = time.perf_counter(); _, p_old, _ = prox_newton("softmax", omk, omv, y, Vk, Vv); t_old = time.perf_counter() - t0
+    t0 = time.perf_counter(); _, p_new, _ = prox_global("softmax", omk, omv, y, Vk, Vv); t_new = time.perf_counter() - t0
+    for name, p, t in (("before (Newton from omega^k)", p_old, t_old), ("after (prox_global)", p_new, t_new)):
+        g = p - ref
+        print(f"[3] {name} on {n_ref} samples: miss rate {np.mean(g > 1e-8):.2e}, max(phi - phi_reference) = {g.max():.1e}, {t:.2f} s")
+    print(f"[3] cost of the global prox: {t_new / t_old:.1f}x the single start (reference: {t_ref:.1f} s)", flush=True)
+    if quick: return
+    rows = []
+    for guard in (False, True):
+        t0, c0 = time.perf_counter(), time.process_time()
+        r = replica_erm(model, "softmax", 5.0, 0.1, prox_guard=guard)
+        rows.append((r, time.perf_counter() - t0, time.process_time() - c0))
+        print(f"[3] fixed point with prox_guard={guard}: test error {r.test_error:.5f} +- {r.test_error_se:.5f}, V_k {r.V_k:.4f} "
+              f"+- {r.V_k_se:.4f}, replicon {r.replicon:.3f} +- {r.replicon_se:.3f} ({r.stability}), {rows[-1][1]:.1f} s (CPU {rows[-1][2]:.1f} s)", flush=True)
+    (a, ta, ca), (b, tb, cb) = rows
+    print(f"[3] effect of the guard: test error {b.test_error - a.test_error:+.5f} ({(b.test_error - a.test_error) / math.hypot(a.test_error_se, b.test_error_se):+.1f} "
+          f"combined s.e.), time {tb / ta:.2f}x (CPU {cb / ca:.2f}x)")
 
 if __name__ == "__main__":
     sections = [a for a in sys.argv[1:] if not a.startswith("--")] or ["precision", "curve", "prox"]   # e.g. `precision`
-    if "precision" in sections: precision()
+    quick = "--quick" in sys.argv                                                      # seconds, for a smoke test
+    if "precision" in sections: precision(seeds=range(2), n_mc=4096) if quick else precision()
     if "curve" in sections:
-        t = curve()
+        t = curve(n_points=4, n_mc=1024) if quick else curve()
         if "--baseline" in sys.argv:
             tb = baseline_curve()
             print(f"[2] ratio per point (former / new with diagnostics): {(tb / 20) / (t / 50):.1f}x")
-    if "prox" in sections: prox()
+    if "prox" in sections: prox(quick="--quick" in sys.argv)

@@ -1,4 +1,4 @@
-"""The built book: offline, one MathJax, every reference resolved, and every page clean in a browser.
+"""The built book: offline, math pre-rendered at build time, every reference resolved, and every page clean in a browser.
 
 `make test` builds the book before running pytest; these tests read book/_build/html (set
 ATTNSTAT_BOOK_HTML to check another build). The browser test opens every page in headless
@@ -75,8 +75,54 @@ def test_nothing_loaded_from_another_site():
     assert not (HTML / "_static" / "mathjax").exists(), "MathJax must not be under _static (Jupyter Book would load every file)"
 
 @needs_book
-def test_pages_have_one_mathjax_and_no_directives_or_stderr():
+def test_pages_have_prerendered_math_and_no_directives_or_stderr():
+    "No TeX left to the browser; MathJax and the widget embedder only on pages with widgets; no `#|`, no stderr."
     assert build_book.check_pages(HTML) == []
+    assert (HTML / "_static" / build_book.MATH_CSS).exists(), "the stylesheet of the pre-rendered math"
+    assert len(list((HTML / "_static" / build_book.FONT_DIR).glob("*.woff"))) >= 20, "the MathJax woff fonts, served locally"
+    assert (HTML / "_static" / "favicon.svg").exists()
+
+needs_node = pytest.mark.skipif(not (ROOT / "book" / "node_modules" / "mathjax-full" / "js" / "mathjax.js").exists()
+                                or build_book.shutil.which("node") is None, reason="node or book/node_modules missing (npm ci --prefix book)")
+
+@needs_node
+def test_prerender_math_on_a_small_page(tmp_path):
+    "Inline, display and amsmath math become MathJax CHTML markup; MathJax and embed.js leave a page without widgets."
+    (tmp_path / "_static").mkdir()
+    page = ('<html><head><script>window.MathJax = {"options": {}}</script>'
+            '<script defer="defer" src="_static/../mathjax/tex-mml-chtml.js?v=1"></script>'
+            '<script src="_static/embed.js?v=2"></script></head><body>'
+            '<p>Risk <span class="math notranslate nohighlight">\\(\\alpha &lt; 1\\)</span>.</p>'
+            '<div class="math notranslate nohighlight" id="equation-x"><span class="eqno">(1)</span>\\[E = \\tfrac12\\]</div>'
+            '<div class="math notranslate nohighlight">\\begin{align}a &amp;= b\\end{align}</div></body></html>')
+    (tmp_path / "p.html").write_text(page)
+    summary = build_book.prerender_math(tmp_path)
+    out = (tmp_path / "p.html").read_text()
+    assert summary["p.html"] == (3, False)
+    assert out.count("<mjx-container") == 3 and 'display="true"' in out and '<span class="eqno">(1)</span>' in out
+    assert "\\(" not in out and "\\[" not in out and "mathjax" not in out.lower().replace("mjx", "").replace('class="mathjax"', "")
+    assert "embed.js" not in out and 'aria-label="\\alpha &lt; 1"' in out
+    assert build_book.check_pages(tmp_path) == []
+    assert "mjx-c" in (tmp_path / "_static" / build_book.MATH_CSS).read_text()
+    build_book.prerender_math(tmp_path)   # idempotent: a second pass leaves the page as it was
+    assert (tmp_path / "p.html").read_text() == out
+
+def test_lazy_folds_keep_small_and_open_folds():
+    "A large closed fold becomes inert text (with `</script` escaped); small and open folds stay HTML; a second pass changes nothing."
+    big = "<div>" + "x" * 2000 + "<script>s()</script></div>"
+    page = (f'<details class="sd-sphinx-override sd-dropdown sd-card"><summary>Derivation</summary>{big}</details>'
+            '<details class="sd-dropdown"><summary>t</summary><div>small</div></details>'
+            f'<details class="sd-dropdown" open="open"><summary>o</summary>{big}</details>')
+    out, n = build_book.lazy_folds(page)
+    assert n == 1 and out.count('type="text/x-attnstat-fold"') == 1 and "<\\/script>" in out
+    assert "<div>small</div>" in out and out.endswith(f"{big}</details>")
+    assert build_book.lazy_folds(out) == (out, 0)
+
+def test_search_scorer_is_configured():
+    "The search scorer (page titles and headings first) is a Sphinx html_search_scorer, staged next to the config."
+    assert re.search(r"html_search_scorer:\s*search_scorer\.js", (ROOT / "book" / "_config.yml").read_text())
+    js = (ROOT / "book" / "search_scorer.js").read_text()
+    assert "var Scorer" in js and "score:" in js and "alltitles" in js
 
 @needs_book
 def test_every_notebook_and_page_is_in_the_book():
@@ -115,13 +161,20 @@ def test_titles_are_plain_text():
 @needs_book
 @pytest.mark.skipif(book_browser.CHROMIUM is None, reason="Chromium is not installed (make chromium)")
 def test_every_page_in_the_browser():
-    """Every page: no console error or failed request, one MathJax, numbered captions with alt text,
+    """Every page: no console error or failed request (favicon included), math pre-rendered (no MathJax without widgets),
+    load + math ready within the targets on an idle machine, the first search result for an identity is its proof, numbered captions with alt text,
     visible code <= 40% on the theory chapters, no `#|` or "spec", references resolved, widgets alive."""
     pytest.importorskip("playwright.sync_api", reason="the Python package playwright is not installed")
-    results = book_browser.check_book(HTML)
-    loads = sorted(r["load_s"] for r in results)
-    print(f"\npage load: median {loads[len(loads) // 2]:.1f} s, max {loads[-1]:.1f} s over {len(loads)} pages")
+    results = book_browser.check_book(HTML, search=True)
+    med, mx = book_browser.load_stats(results)
+    n = sum(r["load_s"] is not None for r in results)
+    print(f"\npage load + math ready: median {med:.2f} s, max {mx:.2f} s over {n} pages; {book_browser.machine_load()}")
     failing = [r for r in results if r["failures"]]
+    # the speed targets hold on an idle machine: on a busy one (load per core above 1) they are reported, not asserted
+    l1 = os.getloadavg()[0] / (os.cpu_count() or 1)
+    if l1 <= 1.0 and (med > book_browser.LOAD_MEDIAN_S or mx > book_browser.LOAD_MAX_S):
+        failing.append({"page": "(all pages)", "failures": [f"page load median {med:.2f} s, max {mx:.2f} s (targets "
+                        f"{book_browser.LOAD_MEDIAN_S} s, {book_browser.LOAD_MAX_S} s; {book_browser.machine_load()})"]})
     if failing:   # one message listing every page and every problem on it
         pytest.fail(f"{len(failing)} of {len(results)} pages fail:\n"
                     + "\n".join(f"{r['page']}:\n  - " + "\n  - ".join(r["failures"]) for r in failing), pytrace=False)

@@ -44,6 +44,10 @@ CASES = {
     "slr amp": (["slr", "amp", "--nu", "2", "--alpha", "2", "--D", "40", "--n-test", "200"], ["test_error", "m_k", "n_iter", "converged"]),
     "slr bayes-branches": (["slr", "bayes-branches", "--nu", "2", "--alpha", "2", "--n-mc", "1000"],
                            ["u_error", "i_error", "equilibrium", "coexist"]),
+    "slr dynamics": (["slr", "dynamics", "--nu", "2", "--L", "3", "--t-max", "1", "--n-mc", "512", "--n-out", "3"],
+                     ["m_k", "q_k", "m_k_err", "risk", "converged", "diverged"]),
+    "slr dynamics --D": (["slr", "dynamics", "--nu", "2", "--t-max", "0.5", "--n-mc", "512", "--n-out", "2", "--eta", "1", "--D", "50"],
+                         ["m_k", "sgd_m_k", "sgd_t"]),
     "slr simulate --restarts": (["slr", "simulate", "--nu", "2", "--alpha", "2", "--D", "10", "--n-test", "100", "--restarts", "2"],
                                 ["test_error", "restarts", "min_energies"]),
 }
@@ -83,7 +87,7 @@ def test_help_everywhere():
     (["slr", "bayes", "--nu", "1", "--L", "0"], "--L", "1"),
     (["slr", "population", "--nu", "1", "--m-k", "1", "--q-k", "0.5", "--m-v", "0", "--q-v", "0"], "--q-k", "m_k^2"),
     (["slr", "population", "--nu", "1", "--activation", "relu"], "--activation", "softmax"),
-    (["slr", "replica", "--nu", "1", "--alpha", "-1"], "--alpha", "(0.0, inf]"),
+    (["slr", "replica", "--nu", "1", "--alpha", "-1"], "--alpha", "(0.0, 100000.0]"), # replica_erm: alpha <= 1e5 (issue 19)
     (["slr", "replica", "--nu", "1", "--alpha", "1", "--lam", "0"], "--lam", "(0.0, inf]"),
     (["slr", "simulate", "--nu", "1", "--alpha", "1", "--D", "1"], "--D", "[2, inf]"),
     (["slr", "bayes", "--nu", "1", "--alpha", "0"], "--alpha", "(0.0, inf]"),
@@ -126,7 +130,7 @@ def test_amp_and_branches_match_library():
     ref = simulate_amp(SpikedSLR(3, 2.0), 2.0, 40, seed=0, n_test=200)
     assert data["test_error"] == pytest.approx(ref.test_error, rel=1e-12) and data["N"] == ref.N
     data = json.loads(run("slr", "bayes-branches", "--nu", "2", "--alpha", "2", "--n-mc", "1000", "--json").stdout)
-    ref = bayes_optimal_branches(SpikedSLR(2, 2.0), 2.0, n_mc=1000, mc_seed=0)
+    ref = bayes_optimal_branches(SpikedSLR(2, 2.0), 2.0, n_mc=1000, seed=0)
     assert data["error_bayes"] == pytest.approx(ref.bayes.error, rel=1e-12) and data["equilibrium"] == ref.equilibrium
 
 def test_missing_overlaps_and_bad_type():
@@ -179,14 +183,14 @@ def test_reproduce_on_dask_cluster(tmp_path, monkeypatch):
     monkeypatch.setattr(F, "FIGURES", {"toy": toy})
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, protocol="tcp", host="127.0.0.1",
                                   dashboard_address=None) as cluster:
-        res = run("reproduce", "--quick", "--out", str(tmp_path), "--backend", "dask", "--scheduler",
+        res = run("reproduce", "--quick", "--only", "toy", "--out", str(tmp_path), "--backend", "dask", "--scheduler",
                   cluster.scheduler_address, "--json", "--no-progress")
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout)["figures"][0]["points"] == 6
     header, rows = read_sweep(tmp_path / "toy-quick.csv")
     assert sorted(r["y"] for r in rows) == [x * x for x in range(6)] and header["seed"] == 4
     # the same sweep with local processes gives the same rows (seeds depend on the points only)
-    local = run("reproduce", "--quick", "--out", str(tmp_path / "local"), "--jobs", "1", "--no-progress")
+    local = run("reproduce", "--quick", "--only", "toy", "--out", str(tmp_path / "local"), "--jobs", "1", "--no-progress")
     assert local.exit_code == 0
     assert sorted(map(str, read_sweep(tmp_path / "local" / "toy-quick.csv")[1])) == sorted(map(str, rows))
 
@@ -200,3 +204,109 @@ def test_readme_command_lines_run():
     for line in lines:
         res = run(*shlex.split(line)[1:])
         assert res.exit_code == 0, (line, res.output)
+
+# --- issue 22: help text, JSON null, progress, the book's figures ------------------------------------------------
+
+def _all_commands():
+    "(path, command) of every command and group under `attnstat`."
+    import click
+    out, todo = [], [((), cli)]
+    while todo:
+        path, cmd = todo.pop()
+        out.append((path, cmd))
+        if isinstance(cmd, click.Group): todo += [(path + (n,), c) for n, c in cmd.commands.items()]
+    return out
+
+def test_help_summaries_are_whole():
+    "`attnstat --help` and the group helps show each command's whole summary (click cuts it at the column width)."
+    import click
+    for path, cmd in _all_commands():
+        if not isinstance(cmd, click.Group): continue
+        text = " ".join(run(*path, "--help").output.split())
+        for name, sub in cmd.commands.items():
+            summary = " ".join((sub.help or "").split("\n\n")[0].split())
+            assert summary and summary in text, (path, name, summary)
+        assert "..." not in text.split("Commands:")[1], path   # (the usage line's "[ARGS]..." is click's)
+
+def test_help_lists_one_spelling_per_option():
+    "An option with a dashed and an underscore spelling is listed once (both still work); --mc-seed is a hidden alias."
+    import click
+    for path, cmd in _all_commands():
+        if isinstance(cmd, click.Group): continue
+        text = run(*path, "--help").output
+        for p in cmd.params:
+            if not isinstance(p, click.Option): continue
+            for o in p.opts:
+                if o.startswith("--") and "_" in o and o.replace("_", "-") in p.opts: assert o not in text, (path, o)
+        assert "--mc-seed" not in text and "--mc_seed" not in text, path
+    a = run("slr", "simulate", "--nu", "2", "--alpha", "2", "--D", "10", "--n_test", "50", "--json")
+    b = run("slr", "simulate", "--nu", "2", "--alpha", "2", "--D", "10", "--n-test", "50", "--json")
+    assert a.exit_code == 0 and b.exit_code == 0
+    assert json.loads(a.stdout)["test_error"] == json.loads(b.stdout)["test_error"]   # the same run (timings aside)
+
+def test_restarts_default_shown():
+    assert "[default: (none: a single start)]" in " ".join(run("slr", "simulate", "--help").output.split())
+
+def test_json_writes_nonfinite_as_null():
+    "JSON has no inf or nan: they are written as null (the --json help says so), never as strings."
+    from attnstat.cli import to_jsonable, emit
+    assert to_jsonable({"u": float("inf"), "v": float("-inf"), "w": float("nan"), "x": 1.5}) == {"u": None, "v": None, "w": None, "x": 1.5}
+    res = run("slr", "bayes", "--help")
+    assert "inf and nan are written as null" in " ".join(res.output.split())
+    # a result with an infinite field, through a real command: max-SLR at nu = inf has an infinite nu
+    res = run("slr", "bayes", "--model", "max", "--nu", "inf", "--L", "2", "--json")
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout)
+    assert data["nu"] is None and '"inf"' not in res.stdout and "Infinity" not in res.stdout
+
+def test_progress_line_on_a_terminal(tmp_path):
+    "On a terminal, a command that runs longer than 2 s shows a tqdm line with the elapsed time on stderr; piped, nothing."
+    import os, pty, select, time
+    code = ("import time, attnstat.cli as c\n"
+            "@c.slr.command('sleepy')\n@c.library_errors\ndef sleepy():\n    time.sleep(3.5); c.emit({'done': 1})\n"
+            "c.main(['slr', 'sleepy'])\n")
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.environ.update(COLUMNS="100", LINES="40")
+        os.execv(sys.executable, [sys.executable, "-c", code])
+    import fcntl, struct, termios
+    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 100, 0, 0))
+    out, t0 = b"", time.time()
+    while time.time() - t0 < 60:
+        r, _, _ = select.select([fd], [], [], 1.0)
+        if r:
+            try: chunk = os.read(fd, 4096)
+            except OSError: break
+            if not chunk: break
+            out += chunk
+    os.waitpid(pid, 0)
+    text = out.decode(errors="replace")
+    assert "attnstat slr sleepy: running" in text and "elapsed" in text and "done" in text, text
+    piped = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert piped.returncode == 0 and "elapsed" not in piped.stderr and piped.stderr.strip() == ""
+
+def test_reproduce_list_shows_every_book_figure():
+    "--list shows every `#| label: fig-` cell of the book with its chapter and how it is reproduced."
+    import re
+    cells = 0
+    for p in sorted((ROOT / "nbs").glob("[!_]*.ipynb")):
+        for c in json.loads(p.read_text())["cells"]:
+            if c["cell_type"] == "code" and re.search(r"^\s*#\|\s*label:\s*fig-", "".join(c["source"]), re.M): cells += 1
+    res = run("reproduce", "--list", "--json")
+    data = json.loads(res.stdout)
+    assert len(data["figure"]) == cells >= 46 and len(set(data["figure"])) == cells
+    assert set(data["reproduced_by"]) == {"chapter"} | {f"recipe {n}" for n in FIGURES}
+    assert data["chapter"][data["figure"].index("fig-slr-samples")] == "01a_slr_models"
+
+def test_reproduce_a_chapter_figure(tmp_path):
+    "reproduce --quick --only fig-LABEL runs the chapter from its cached data and writes the figure; the estimate is printed."
+    res = run("reproduce", "--quick", "--only", "fig-mehler", "--out", str(tmp_path), "--no-progress", "--json")
+    assert res.exit_code == 0, res.output
+    fig = json.loads(res.stdout)["figures"]
+    assert [f["figure"] for f in fig] == ["fig-mehler"] and fig[0]["estimate"] > 0
+    assert (tmp_path / "fig-mehler.png").read_bytes()[:4] == b"\x89PNG"
+    # the measured time is recorded and becomes the next estimate (the estimate is checked against the measured time)
+    from attnstat.figures import load_times, KERNEL_START
+    measured = load_times(tmp_path)["chapter:03a_rmt_hermite:quick"]
+    again = json.loads(run("reproduce", "--quick", "--only", "fig-mehler", "--out", str(tmp_path), "--no-progress", "--json").stdout)
+    assert abs(again["figures"][0]["estimate"] - round(measured + KERNEL_START, 1)) < 0.11

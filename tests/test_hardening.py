@@ -357,7 +357,7 @@ TOY = textwrap.dedent('''
 
 def toy_cli(out, *args, n=12, delay=0.05):
     code = TOY.replace("DELAY", repr(delay)).replace("N)", f"{n})").replace('{"n": N}', f'{{"n": {n}}}')
-    return subprocess.Popen([sys.executable, "-c", code, "reproduce", "--quick", "--out", str(out), "--jobs", "1",
+    return subprocess.Popen([sys.executable, "-c", code, "reproduce", "--quick", "--only", "toy", "--out", str(out), "--jobs", "1",
                              "--backend", "sequential", "--no-progress", "--json", *args],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(), cwd=ROOT)
 
@@ -668,3 +668,138 @@ def test_property_cli_never_traceback(command, monkeypatch):
         else:
             json.loads(res.stdout)
     run()
+
+# ---------------------------------------------------------------------------------------------
+# Issue 19 (hardening, round two): one test per finding; the mutation test (tests/test_mutation.py) covers the rest.
+# ---------------------------------------------------------------------------------------------
+
+def test_i19_memory_grids_grow_with_nu():
+    p = cli("slr", "population", "--model", "max", "--nu", "1e4", "--L", "3", "--activation", "linear", timeout=60)
+    one_line_error(p, "--nu", "GiB")
+    for nu in ("1e5", "1e6"):
+        value_error_naming(py(f"from attnstat.slr import expected_max_gaussian\nout(expected_max_gaussian(3, {nu}))"), "nu")
+    r = py("from attnstat.slr import expected_max_gaussian\nout(expected_max_gaussian(3, 10.0))")
+    assert 0.8 < r["value"] < 0.85, r   # kappa_3(10) = 0.839 (E max of 3 = 0.846 at nu = inf)
+
+def test_i19_huge_signal_refused_like_the_theory():
+    one_line_error(cli("rmt", "simulate", "--n", "16", "--p", "8", "--snr", "1e300"), "--snr")
+    for f in ("empirical_errors('tanh', 16, 2, [1e200, 0], [1, 0], [1, 0], [1.0], 2, 0)",
+              "simulate_test_errors('tanh', 16, 2, [1e200, 0], [1, 0], [1, 0], [1.0], 2, 0)"):
+        value_error_naming(py(f"from attnstat.rmt import *\nout(str({f}))"), "mu")
+
+def test_i19_replica_alpha_and_c():
+    one_line_error(cli("slr", "replica", "--nu", "2", "--alpha", "1e9", "--n-mc", "300"), "--alpha")
+    for kw, name in (("alpha=1e6", "alpha"), ("c=float('nan')", "c"), ("c=float('inf')", "c")):
+        value_error_naming(py("from attnstat.slr import SpikedSLR, replica_erm\n"
+                              f"out(replica_erm(SpikedSLR(3, 2), 'softmax', **dict(alpha=2.0, lam=0.1) | dict({kw}), n_mc=2000).test_error)"), name)
+
+def test_i19_run_time_estimates():
+    "Each long loop is refused before it starts, naming the parameter and the estimate (ATTNSTAT_MAX_SECONDS)."
+    t0 = time.perf_counter()
+    one_line_error(cli("slr", "simulate", "--nu", "2", "--alpha", "2", "--D", "50", "--n-test", "100000000000"), "--n-test", "ATTNSTAT_MAX_SECONDS")
+    one_line_error(cli("slr", "simulate", "--nu", "2", "--alpha", "2", "--D", "50", "--restarts", "100000"), "--restarts", "estimate")
+    calls = {"n": "empirical_risk(m, 'softmax', k, v, k, v, n=10**12)", "n_iter": "state_evolution(m, 2.0, [0.1, 0.1], [0.2, 0.2], n_iter=10**6)",
+             "n_test": "simulate_amp(m, 2.0, 20, n_test=10**6)", "n_mc": "bayes_optimal_error(m, 2.0, n_mc=10**6)"}
+    for name, call in calls.items():
+        value_error_naming(py("from attnstat.slr import *\nm = SpikedSLR(3, 2.0); k, v = teacher(20, 0)\n"
+                              f"import os; os.environ['ATTNSTAT_MAX_SECONDS'] = '20'\nout(str({call}))"), name)
+    value_error_naming(py("from attnstat.rmt import empirical_errors\nout(str(empirical_errors('tanh', 64, 8, [1.0], [1.0], [1.0], [1.0], 10**6, 0)))"), "trials")
+    value_error_naming(py("from attnstat.slr import *\nm = SpikedSLR(3, 2.0); k, v = teacher(20, 0)\nout(empirical_risk(m, 'softmax', k, v, k, v, n=10**30))"), "n")
+    assert time.perf_counter() - t0 < 120
+
+def test_i19_listed_junk_and_raw_exceptions():
+    "The issue's list of NaN results, accepted junk and raw exceptions: each a ValueError/TypeError naming the argument."
+    cases = [("from attnstat.slr import ridge_textbook as f\nout(f(1e300, 0.1))", "alpha"), ("from attnstat.slr import ridge_textbook as f\nout(f(1.0, 1e300))", "lam"),
+             ("from attnstat.slr import ridge_textbook as f\nout(f(1.0, 1.0, rho=float('nan')))", "rho"), ("from attnstat.slr import ridge_textbook as f\nout(f(1.0, 1.0, sigma2=True))", "sigma2"),
+             ("from attnstat.slr import free_entropy as f\nout(f(float('nan'), 1.0, 1.0, 1.0))", "q"), ("from attnstat.slr import free_entropy as f\nout(f(None, 1.0, 1.0, 1.0))", "q"),
+             ("from attnstat.rmt import noise_fixed_point as f\nout(str(f('tanh', c=0.5, gamma=1.0, damping=float('nan'))))", "damping"),
+             ("from attnstat.rmt import noise_fixed_point as f\nout(str(f('tanh', c=0.5, gamma=1.0, damping='2')))", "damping"),
+             ("from attnstat.rmt import noise_fixed_point as f\nout(str(f('tanh', c=0.5, gamma=1.0, max_iter=2.5)))", "max_iter"),
+             ("from attnstat.rmt import mp_stieltjes as f\nout(str(f('2', 0.5)))", "z"), ("from attnstat.rmt import mp_stieltjes as f\nout(str(f(True, 0.5)))", "z"),
+             ("from attnstat.rmt import kernel_stieltjes as f\nout(str(f(1j, 0.5, 1.0, 1e-300)))", "sigma2"),
+             ("from attnstat.weights import gram_matrix as f\nout(str(f([1e200, 0], [1, 0], [1, 0])))", "mu"),
+             ("from attnstat.slr import bayes_risk_L2 as f\nout(f(2.0, noise=1e300))", "noise"),
+             ("from attnstat.gaussian import quad_expect as f\nimport numpy as np\nout(f(np.cos, limit=10**12))", "limit"),
+             ("from attnstat.weights import variance_matched_activation as f\nout(str(f('tanh', alpha=1e300)))", "alpha"),
+             ("from attnstat.slr import summarise as f\nout(f([{'alpha': 1, 'init': 'x'}]))", "cols"),
+             ("from attnstat.slr import nishimori_sample as f\nout(str(f(None, 100)))", "model"),
+             ("from attnstat.rmt import kernel_density as f\nout(str(f(float('nan'), 0.5, 1.0, 1.0)))", "x"),
+             ("from attnstat.slr import SpikedSLR, optimal_population_risk as f\nout(f(SpikedSLR(3, 2), 'softmax', m_k_cap=1e-300).risk)", "m_k_cap")]
+    for code, name in cases: value_error_naming(py(code), name)
+    r = py("import numpy as np\nfrom attnstat.gaussian import quad_expect, mean_stderr\n"   # correct values, not errors
+           "out([quad_expect(np.cos, std=1e-300), *map(float, mean_stderr([1e200, -1e200, 1e200]))])")
+    assert abs(r["value"][0] - 1) < 1e-12 and abs(r["value"][1] - 1e200 / 3) < 1e188 and abs(r["value"][2] - 2e200 / 3) < 1e188, r
+
+def test_i19_converged_matches_residual():
+    r = py("from attnstat.rmt import attention_theory\nt = attention_theory('tanh', c=1e-6, gamma=1e-12, mu=[1, 0], w_K=[1, 0], w_Q=[1, 0])\n"
+           "out([bool(t.converged[0]), float(t.residual[0])])")
+    assert r["value"][0] == (r["value"][1] <= 1e-12), r     # the residual is the quantity compared with tol
+
+def test_i19_messages_blame_the_right_thing(tmp_path):
+    one_line_error(cli("rmt", "simulate", "--trials", "1000000000"), "--trials")
+    for bad in ("1.5.5", "1e400", "lots"):
+        line = one_line_error(cli("rmt", "simulate", "--n", "16", "--p", "8", "--trials", "2", ATTNSTAT_MAX_MEMORY=bad), "ATTNSTAT_MAX_MEMORY")
+        assert "--n" not in line and "could not convert" not in line, line
+    (tmp_path / "risk_vs_nu-quick.csv").write_bytes(os.urandom(300) + b"\xff\xfe")
+    line = one_line_error(cli("reproduce", "--quick", "--only", "risk_vs_nu", "--out", str(tmp_path), "--no-progress"), "--fresh", code=1)
+    assert "--only" not in line and "run_sweep(" not in line, line
+    data = json.loads(cli("rmt", "hermite", "--f", "clipped_relu", "--level", "1e300", "--json").stdout)   # a value now, not blamed on --f
+    assert abs(data["a1"] - 0.5) < 1e-9, data     # clipped at 1e300 = ReLU: a1 = 1/2
+    one_line_error(cli("rmt", "hermite", "--level", "1e300"), "--level")
+
+def test_i19_memory_error_exits_1():
+    code = ("import sys, attnstat.rmt.hermite as H\ndef boom(*a, **k): raise MemoryError('Unable to allocate 61.0 GiB')\n"
+            "H.hermite_coefficients = boom\nfrom attnstat.cli import main\nmain(['rmt', 'hermite'])")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=_env(), cwd=ROOT)
+    one_line_error(p, "out of memory", "ATTNSTAT_MAX_MEMORY", code=1)
+
+def test_i19_weights_loader(tmp_path):
+    "3000 tensors in under a second; crafted files give a ValueError naming the file, never a raw exception."
+    import numpy as np, struct
+    from safetensors.numpy import save_file
+    save_file({f"encoder.layer.{l}.attention.self.{k}.weight": np.ones((4, 4), np.float32) for l in range(1500) for k in ("query", "key")},
+              str(tmp_path / "big.safetensors"))
+    r = py(f"import time\nfrom attnstat.weights import load_attention_weights\nt0 = time.perf_counter()\n"
+           f"w = load_attention_weights({str(tmp_path / 'big.safetensors')!r}, n_heads=2)\nout([time.perf_counter() - t0, w.n_layers])")
+    assert r["value"][1] == 1500 and r["value"][0] < 1.0, r       # was > 100 s (quadratic: a header parse per tensor)
+    def raw(header, data=b""):
+        h = json.dumps(header).encode() if not isinstance(header, bytes) else header
+        return struct.pack("<Q", len(h)) + h + data
+    (tmp_path / "deep.safetensors").write_bytes(raw(b"[" * 100000 + b"]" * 100000))
+    (tmp_path / "bf16.safetensors").write_bytes(raw({"encoder.layer.0.attention.self.query.weight": {"dtype": "BF16", "shape": [4, 4], "data_offsets": [0, 8]}}, b"\0" * 8))
+    (tmp_path / "ok.safetensors").write_bytes(raw({"__metadata__": {"a": "b"}, "x": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}}, b"\0" * 8))
+    os.symlink(tmp_path / "loop.safetensors", tmp_path / "loop.safetensors")
+    for code, name in ((f"safetensors_header({str(tmp_path / 'deep.safetensors')!r})", "deep.safetensors"),
+                       (f"load_attention_weights({str(tmp_path / 'bf16.safetensors')!r})", "bf16.safetensors"),
+                       (f"read_weight({str(tmp_path / 'ok.safetensors')!r}, '__metadata__')", "__metadata__"),
+                       (f"read_weight({str(tmp_path / 'ok.safetensors')!r}, 'x', header={{'x': {{'dtype': 'BF16', 'shape': [9, 9], 'data_offsets': [0, 8]}}}})", "x"),
+                       (f"load_attention_weights({str(tmp_path / 'loop.safetensors')!r})", "loop.safetensors"),
+                       ("load_attention_weights('/dev/null')", "neither a regular file nor a directory")):
+        r = py(f"from attnstat.weights import *\nout(str({code}))")
+        value_error_naming(r, name, types=("ValueError",))
+
+def test_i19_files_and_locks(tmp_path):
+    "Figures and caches get the umask's mode; the lock lives beside the cache and is removed; --only X --only X runs X once."
+    from matplotlib.figure import Figure
+    from attnstat.figures import _save_atomic
+    from attnstat.sweep import run_sweep, lock_path, file_mode
+    fig = Figure(); fig.subplots().plot([0, 1])
+    for ext in ("png", "pdf"): _save_atomic(fig, tmp_path / f"f.{ext}")
+    run_sweep(lambda x: x, [{"x": 1.0}], cache=tmp_path / "c.csv", backend="sequential", progress=False, fresh=True)
+    for name in ("f.png", "f.pdf", "c.csv"): assert (tmp_path / name).stat().st_mode & 0o777 == file_mode(), name
+    assert lock_path(tmp_path / "c.csv").parent == tmp_path and not lock_path(tmp_path / "c.csv").exists()
+    assert not list(Path(os.environ.get("TMPDIR", "/tmp")).glob("attnstat-locks-*/c.csv.*.lock"))
+    p = toy_cli(tmp_path / "out", "--only", "toy", "--only", "toy", n=4, delay=0.0); out, err = p.communicate(timeout=120)
+    assert p.returncode == 0 and len(json.loads(out)["figures"]) == 1, (out, err)
+
+def test_i19_multiprocessing_backend(tmp_path):
+    from attnstat.sweep import run_sweep
+    code = ("import json\nfrom attnstat.sweep import run_sweep\ndef sq(x): return {'y': x * x}\nif __name__ == '__main__':\n"
+            f"    r = run_sweep(sq, [{{'x': float(i)}} for i in range(6)], backend='multiprocessing', jobs=2, progress=False, cache={str(tmp_path / 'mp.csv')!r})\n"
+            "    print(json.dumps([row['y'] for row in r]))")
+    (tmp_path / "mp.py").write_text(code)
+    p = subprocess.run([sys.executable, str(tmp_path / "mp.py")], capture_output=True, text=True, timeout=120, env=_env(), cwd=ROOT)
+    assert p.returncode == 0 and json.loads(p.stdout) == [float(i * i) for i in range(6)], p.stderr[-2000:]
+    one = cli("reproduce", "--quick", "--only", "risk_vs_nu", "--backend", "multiprocessing", "--jobs", "2", "--out", str(tmp_path / "r"),
+              "--no-progress", "--json", timeout=600)
+    assert one.returncode == 0 and "generator_unordered" not in one.stderr, one.stderr[-1000:]

@@ -31,7 +31,7 @@ def test_gamp_follows_state_evolution(max_runs):
     model, runs = max_runs
     T = 12
     m0 = np.mean([r.result.m[0] for r in runs], 0); q0 = np.mean([r.result.q[0] for r in runs], 0)
-    ses = [state_evolution(model, 2.0, np.diag(np.diag(m0)), np.diag(np.diag(q0)), n_iter=T, n_mc=10_000, mc_seed=s)
+    ses = [state_evolution(model, 2.0, np.diag(np.diag(m0)), np.diag(np.diag(q0)), n_iter=T, n_mc=10_000, seed=s)
            for s in (10, 11, 12, 13)]
     worst = 0.0
     for key in ("m_k", "m_v", "q_k", "q_v"):

@@ -133,7 +133,7 @@ def test_reported_se_matches_spread_over_seeds_finite_nu():
     # s.e.; for 8 seeds the ratio of the two lies in [0.45, 1.75] with probability ~0.99 (chi-square, 7 dof, and the
     # 3-dof noise of each 4-block estimate, averaged).
     m = MaxSLR(3, 2.0)
-    rs = [bayes_optimal_error(m, 1.2, mc_seed=s) for s in range(8)]
+    rs = [bayes_optimal_error(m, 1.2, seed=s) for s in range(8)]
     qk = np.array([r.q_k for r in rs]); se = np.mean([r.q_k_se for r in rs])
     ratio = qk.std(ddof=1) / se
     assert 0.45 < ratio < 1.75, (ratio, qk, se)

@@ -294,7 +294,7 @@ def test_optimiser_guards(monkeypatch):
     (lambda: bayes_risk_L2(2.0, n=0), ValueError, "n must be an integer"),
     (lambda: expected_max_gaussian(2.5), TypeError, "L must be an integer"),
     (lambda: bayes_spiked_asymptote(3, "10"), TypeError, "nu must be a real number"),
-    (lambda: optimal_population_risk(MaxSLR(10**6, 2.0), "softplus"), ValueError, r"n_mc \* L is too large"),
+    (lambda: optimal_population_risk(MaxSLR(10**6, np.inf), "softplus"), ValueError, r"n_mc \* L is too large"),
     (lambda: bayes_risk_mc(SpikedSLR(10**6, 2.0), n=10**7), ValueError, r"n \* L is too large"),
     (lambda: empirical_risk(SpikedSLR(10**6, 2.0), "softmax", np.ones(50), np.ones(50), *teacher(50, seed=0)),
      ValueError, r"batch \* L \* D is too large"),
@@ -322,3 +322,57 @@ def test_bayes_risk_at_large_nu_against_adaptive_quadrature(nu):
     v, _ = integrate.quad(g, -60, 60, epsabs=0, epsrel=1e-13, limit=500)
     b = bayes_risk(SpikedSLR(2, nu))
     assert abs(b.log_excess - (math.log(v) - nu / 4)) < 1e-9
+
+
+# issue 18 (4): no optimum below the Bayes risk. Every activation now has a deterministic route in both models at
+# finite nu (max-SLR with a normalised activation: the two-denominator Laplace identity), so the optimiser no longer
+# minimises over its own Monte Carlo sample; the optima carry quadrature accuracies <= 1e-5 (measured: <= 1e-10).
+OPT_GRID = [SpikedSLR(2, 0.5), SpikedSLR(5, 2.0), MaxSLR(2, 0.5), MaxSLR(3, 2.0), MaxSLR(5, 1.0), MaxSLR(50, 0.5)]
+
+@pytest.mark.slow
+@pytest.mark.parametrize("model", OPT_GRID, ids=repr)
+def test_optimum_is_never_below_the_bayes_risk(model):
+    b = bayes_risk(model)
+    assert b.err <= 1e-5
+    for act in ("softmax", "softplus", "erf", "linear"):
+        r = optimal_population_risk(model, act)
+        assert r.method != "monte carlo" and r.err <= 1e-5, (model, act, r.method, r.err)
+        assert r.risk >= b.risk - 3 * (r.err + b.err), (model, act, r.risk, b.risk, r.err)
+        if act == "softmax":       # softmax at the Nishimori point k = c_nu k* is the Bayes predictor
+            assert abs(r.risk - b.risk) <= 1e-8, (model, r.risk, b.risk)
+
+
+def test_max_slr_softmax_optimum_at_the_reported_point():
+    """MaxSLR(3, 2): the optimum was 0.353323 +- 9.9e-4 on the Monte Carlo route, below the Bayes risk 0.354181; now it
+    equals the Bayes risk with a quadrature error ~1e-11, and an independent Monte Carlo of the Bayes risk agrees."""
+    model = MaxSLR(3, 2.0)
+    r, b = optimal_population_risk(model, "softmax"), bayes_risk(model)
+    assert r.method == "laplace" and r.err < 1e-9 and abs(r.risk - b.risk) < 1e-9
+    np.testing.assert_allclose([r.m_k, r.q_k], [2.0, 4.0], atol=2e-3)
+    mc, se = bayes_risk_mc(model, n=200_000, seed=41)
+    assert abs(mc - r.risk) < 5 * se
+
+
+def test_monte_carlo_optimum_is_re_evaluated_on_an_independent_sample():
+    """Where Monte Carlo is the only route (nu = inf, softplus) the reported risk is that of the chosen overlaps on an
+    independent sample: a fresh Monte Carlo at those overlaps (other seed) agrees within 5 s.e., and the search sample's
+    own minimum is not what is reported."""
+    from attnstat.slr.population import _independent_seed
+    model = MaxSLR(3, np.inf)
+    r = optimal_population_risk(model, "softplus", n_mc=20_000, m_k_cap=20.0, seed=3)
+    own = population_risk(model, "softplus", r.m_k, r.q_k, r.m_v, r.q_v, n_mc=20_000, seed=3)
+    fresh = population_risk(model, "softplus", r.m_k, r.q_k, r.m_v, r.q_v, n_mc=20_000, seed=99)
+    assert abs(r.risk - fresh.risk) < 5 * math.hypot(r.err, fresh.err)
+    assert r.risk != own.risk and _independent_seed(3) != 3 and _independent_seed(3) == _independent_seed(3)
+
+
+def test_max_slr_laplace_route_range():
+    """The two-denominator route serves max-SLR up to MAX_NU_LAPLACE_MAX = 8 (its accuracy estimate is honest there:
+    estimated 2.9e-6, true 4.0e-6 against the log-space Bayes route at the Nishimori point); beyond, Monte Carlo."""
+    from attnstat.slr.population import MAX_NU_LAPLACE_MAX, _routes
+    assert MAX_NU_LAPLACE_MAX == 8.0
+    assert "laplace" in _routes(MaxSLR(3, 8.0), softplus) and "laplace" not in _routes(MaxSLR(3, 8.5), softplus)
+    assert _routes(MaxSLR(3, np.inf), softplus) == ["monte carlo"]
+    t = risk_terms(MaxSLR(3, 4.0), "softmax", 4.0, 16.0)
+    b = bayes_risk(MaxSLR(3, 4.0))
+    assert t.method == "laplace" and abs(t.cA - b.excess) <= 3 * t.err_A + 1e-10 and t.err_A < 1e-7

@@ -21,7 +21,8 @@ Steps
    from another site (links such as the Binder and Colab launch buttons are allowed), that each
    page has exactly one MathJax script, and that no `#|` directive reached a page.
 
-Options: `--partial` builds only the notebooks listed in the toc; `--all` rebuilds every page;
+Options: `--partial` builds only the notebooks listed in the toc; `--toc=FILE` builds a partial book from another
+table of contents into book/_build/partial/_build/html (staged in _book_partial/; for development); `--all` rebuilds every page;
 `--diagnose` runs every notebook even after one fails, to list all failures (the build still fails);
 `--jobs=N` executes the notebooks that are not in the jupyter-cache N at a time before the build
 (default: 2, or 1 on a one-core machine), so the build itself finds them all in the cache.
@@ -117,22 +118,162 @@ def check_offline(html_dir: Path):
 
 MATHJAX_SRC = re.compile(r"<script\b[^>]*\bsrc=\"([^\"]*mathjax[^\"]*)\"", re.I)
 
+# ---- build-time math and page weight (issue 23): no page typesets in the browser ----------------------
+MATH_EL = re.compile(r'<(span|div) class="math notranslate nohighlight"([^>]*)>([\s\S]*?)</\1>')
+TEX_SEG = re.compile(r"\\\(([\s\S]*?)\\\)|\\\[([\s\S]*?)\\\]|(\\begin\{([a-zA-Z]+\*?)\}[\s\S]*?\\end\{\4\})")
+WIDGET_STATE = re.compile(r'application/vnd\.jupyter\.widget-(state|view)\+json')
+MATH_CSS, FONT_DIR = "attnstat-math.css", "mathjax-fonts"
+
+def has_widgets(text: str) -> bool:
+    "A page with saved ipywidgets state (it needs the embedder, and MathJax for the widget labels)."
+    return bool(WIDGET_STATE.search(text))
+
+def _math_segments(text: str):
+    "Yield (page-level match, [(segment match, tex, display)]) for every math element of a page."
+    import html as _html
+    for m in MATH_EL.finditer(text):
+        display = m.group(1) == "div"
+        segs = [(s, _html.unescape(s.group(1) if s.group(1) is not None else s.group(2) if s.group(2) is not None else s.group(3)),
+                 display or s.group(2) is not None or s.group(3) is not None) for s in TEX_SEG.finditer(m.group(3))]
+        yield m, segs
+
+LAZY_MIN_CHARS = 1500   # a closed fold smaller than this stays inline HTML
+FOLD_OPEN = re.compile(r"<details\b([^>]*)>")
+
+def _balanced_end(text: str, start: int, tag: str = "details") -> int:
+    "Index just after the `</tag>` that closes the element opened at `start`."
+    depth = 0
+    for m in re.compile(rf"<(/?){tag}\b[^>]*>").finditer(text, start):
+        depth += -1 if m.group(1) else 1
+        if depth == 0: return m.end()
+    raise ValueError(f"unbalanced <{tag}> at {start}")
+
+def lazy_folds(text: str) -> tuple[str, int]:
+    """Ship the body of each closed fold (a derivation dropdown or a collapsed code cell) as inert text, turned into
+    HTML when it is opened (book/_static/attnstat-folds.js). Returns (page, number of folds made lazy)."""
+    out, pos, n = [], 0, 0
+    for m in FOLD_OPEN.finditer(text):
+        if m.start() < pos: continue   # inside a fold already made lazy
+        attrs = m.group(1)
+        cls = (re.search(r'class="([^"]*)"', attrs) or [None, ""])[1]
+        if ("sd-dropdown" not in cls and "above-input" not in cls) or re.search(r"\bopen\b", re.sub(r'"[^"]*"', "", attrs)): continue
+        end = _balanced_end(text, m.start())
+        inner = text[m.end():end - len("</details>")]
+        sm = re.match(r"\s*<summary\b[\s\S]*?</summary>", inner)
+        if not sm: continue
+        body = inner[sm.end():]
+        if len(body) < LAZY_MIN_CHARS or body.lstrip().startswith('<div class="attnstat-lazy">'): continue
+        body = re.sub(r"</script", r"<\\/script", body, flags=re.I).replace("<!--", "<\\!--")
+        out += [text[pos:m.end()], inner[:sm.end()],
+                f'<div class="attnstat-lazy"><script type="text/x-attnstat-fold">{body}</script></div></details>']
+        pos, n = end, n + 1
+    out.append(text[pos:])
+    return "".join(out), n
+
+def prerender_math(html_dir: Path, book: Path = BOOK) -> dict:
+    """Replace the TeX of every page by MathJax CHTML markup (tools/prerender_math.js, one node process for the whole
+    book), write one stylesheet `_static/attnstat-math.css` and the woff fonts, and drop MathJax, its configuration
+    and the widget embedder from the pages that have no widgets. Returns {page: (formulas, kept MathJax)}."""
+    import html as _html
+    pages = [p for p in sorted(html_dir.glob("*.html"))]
+    texts = {p: p.read_text() for p in pages}
+    items, where = [], {}
+    for p, text in texts.items():
+        for m, segs in _math_segments(text):
+            for s, tex, display in segs:
+                key = (tex, display)
+                if key not in where: where[key] = len(items); items.append([tex, int(display)])
+    nm = book / "node_modules"
+    if not (nm / "mathjax-full" / "js" / "mathjax.js").exists():
+        sys.exit("book/node_modules/mathjax-full is missing: run `npm ci --prefix book` first (make book does)")
+    r = subprocess.run(["node", str(ROOT / "tools" / "prerender_math.js"), str(nm)], input=json.dumps({"items": items, "fontURL": FONT_DIR}),
+                       capture_output=True, text=True)
+    if r.returncode: sys.exit(f"math pre-rendering failed: {r.stderr[-2000:]}")
+    out = json.loads(r.stdout)
+    if out["errors"]:
+        sys.exit("TeX errors (fix the formulas):\n" + "\n".join(f"  {items[i][0][:120]!r}: {msg}" for i, msg in out["errors"][:20]))
+    static = html_dir / "_static"
+    (static / MATH_CSS).write_text(out["css"])
+    fonts = static / FONT_DIR
+    fonts.mkdir(exist_ok=True)
+    for f in (nm / "mathjax-full" / "es5" / "output" / "chtml" / "fonts" / "woff-v2").glob("*.woff"): shutil.copy2(f, fonts / f.name)
+    summary = {}
+    for p, text in texts.items():
+        n = 0
+        def element(m):
+            nonlocal n
+            body = m.group(3)
+            segs = list(TEX_SEG.finditer(body))
+            if not segs: return m.group(0)
+            parts, last = [], 0
+            for s in segs:
+                tex = _html.unescape(s.group(1) if s.group(1) is not None else s.group(2) if s.group(2) is not None else s.group(3))
+                display = m.group(1) == "div" or s.group(2) is not None or s.group(3) is not None
+                markup = out["html"][where[(tex, display)]]
+                label = _html.escape(tex.strip(), quote=True)
+                markup = markup.replace('<mjx-container class="MathJax" jax="CHTML"', f'<mjx-container class="MathJax" jax="CHTML" role="img" aria-label="{label}"', 1)
+                parts += [body[last:s.start()], markup]; last = s.end(); n += 1
+            parts.append(body[last:])
+            return f'<{m.group(1)} class="math notranslate nohighlight attnstat-prerendered"{m.group(2)}>{"".join(parts)}</{m.group(1)}>'
+        text = MATH_EL.sub(element, text)
+        keep = has_widgets(text)
+        if not keep:   # no widgets: no MathJax, no MathJax configuration, no embedder, no widget-label shim
+            text = re.sub(r'<script\b[^>]*\bsrc="[^"]*(?:mathjax[^"]*|embed\.js|attnstat-widget-labels\.js)[^"]*"[^>]*>\s*</script>\s*', "", text, flags=re.I)
+            text = re.sub(r"<script>\s*window\.MathJax\s*=[\s\S]*?</script>\s*", "", text)
+        text, _ = lazy_folds(text)
+        if MATH_CSS not in text:
+            text = text.replace("</head>", f'<link rel="stylesheet" type="text/css" href="_static/{MATH_CSS}" />\n</head>', 1)
+        p.write_text(text)
+        summary[p.name] = (n, keep)
+    return summary
+
 def check_pages(html_dir: Path):
-    "Per-page problems: not exactly one MathJax script, a MathJax path under _static, `#|` directives or stderr in the text."
+    """Per-page problems: math left to the browser (TeX not pre-rendered), MathJax or the widget embedder on a page
+    without widgets (more than one MathJax on a page with widgets), a MathJax path under _static, `#|` directives
+    or stderr in the text."""
     bad = []
     for page in sorted(html_dir.glob("*.html")):
         if page.name in ("genindex.html", "search.html"): continue
         text = page.read_text(errors="ignore")
         if re.search(r'http-equiv="refresh"', text, re.I): continue   # a redirect page
         srcs = MATHJAX_SRC.findall(text)
-        if len(srcs) != 1: bad.append(f"{page.name}: {len(srcs)} MathJax scripts (expected 1): {srcs[:3]}")
-        elif "_static/mathjax" in srcs[0].replace("_static/../", ""): bad.append(f"{page.name}: MathJax loaded from _static: {srcs[0]}")
+        widgets = has_widgets(text)
+        if not widgets and srcs: bad.append(f"{page.name}: MathJax loaded on a page without widgets (math is pre-rendered): {srcs[:3]}")
+        if widgets and len(srcs) > 1: bad.append(f"{page.name}: {len(srcs)} MathJax scripts (expected at most 1): {srcs[:3]}")
+        if srcs and "_static/mathjax" in srcs[0].replace("_static/../", ""): bad.append(f"{page.name}: MathJax loaded from _static: {srcs[0]}")
+        if not widgets and re.search(r'<script\b[^>]*src="[^"]*embed\.js', text): bad.append(f"{page.name}: the widget embedder is loaded on a page without widgets")
+        raw = [m.group(3)[:80] for m in MATH_EL.finditer(text) if TEX_SEG.search(m.group(3))]
+        if raw: bad.append(f"{page.name}: {len(raw)} formula(s) not pre-rendered, e.g. {raw[0]!r}")
         body = re.sub(r"<(script|style)\b[\s\S]*?</\1>", "", text)
         if re.search(r"#\|\s*[\w-]+", body): bad.append(f"{page.name}: a `#|` directive is shown on the page")
         if "output stderr" in body: bad.append(f"{page.name}: a cell writes to stderr (warnings must be fixed, not shown)")
     return bad
 
-def stage_book(stage: Path, nbs: Path, book: Path = BOOK, partial: bool = False, diagnose: bool = False):
+def project_info(root: Path = ROOT) -> dict:
+    "The version (attnstat/__init__.py), the repository URL (pyproject [project.urls], its one home) and the build date."
+    text = (root / "pyproject.toml").read_text()
+    try:
+        import tomllib
+        urls = tomllib.loads(text)["project"]["urls"]
+    except ModuleNotFoundError:   # Python 3.10: the one line is enough
+        urls = dict(re.findall(r'^(\w+)\s*=\s*"([^"]+)"', text.split("[project.urls]", 1)[1].split("\n[", 1)[0], re.M))
+    version = re.search(r'^__version__\s*=\s*"([^"]+)"', (root / "attnstat" / "__init__.py").read_text(), re.M).group(1)
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")   # reproducible builds fix the date
+    date = time.strftime("%Y-%m-%d", time.gmtime(int(epoch)) if epoch else time.gmtime())
+    return {"version": version, "repository": urls["Repository"], "documentation": urls.get("Documentation", ""), "date": date}
+
+def write_project_config(cfg_path: Path, info: dict) -> dict:
+    "Write the repository URL (launch buttons, repository link) and a version-and-date footer into a staged `_config.yml`."
+    import yaml
+    cfg = yaml.safe_load(cfg_path.read_text())
+    cfg.setdefault("repository", {})["url"] = info["repository"]
+    cfg.setdefault("html", {})["extra_footer"] = (
+        f'<p class="attnstat-build">attnstat {info["version"]}, built {info["date"]} from '
+        f'<a href="{info["repository"]}">{info["repository"]}</a></p>')
+    cfg_path.write_text(yaml.safe_dump(cfg, sort_keys=False, allow_unicode=True))
+    return cfg
+
+def stage_book(stage: Path, nbs: Path, book: Path = BOOK, partial: bool = False, diagnose: bool = False, toc: Path = None):
     """Assemble the Jupyter Book source folder `stage` from `book` (config, toc, bib, _static) and `nbs` (pages).
 
     `diagnose`: a failing notebook does not stop the build (every notebook runs and every failure is
@@ -141,8 +282,15 @@ def stage_book(stage: Path, nbs: Path, book: Path = BOOK, partial: bool = False,
         for p in stage.iterdir():
             if p.name not in ("_build", "_extra"): (shutil.rmtree if p.is_dir() else Path.unlink)(p)
     stage.mkdir(exist_ok=True)
-    for name in ("_config.yml", "_toc.yml", "references.bib"):
+    for name in ("_config.yml", "_toc.yml", "references.bib", "search_scorer.js"):
         if (book / name).exists(): shutil.copy2(book / name, stage / name)
+    if toc is not None: shutil.copy2(toc, stage / "_toc.yml")   # a partial book (--toc=FILE)
+    write_project_config(stage / "_config.yml", project_info())
+    if (stage / "search_scorer.js").exists():   # Sphinx opens html_search_scorer relative to the working directory
+        import yaml
+        cfg = yaml.safe_load((stage / "_config.yml").read_text())
+        cfg["sphinx"]["config"]["html_search_scorer"] = str((stage / "search_scorer.js").resolve())
+        (stage / "_config.yml").write_text(yaml.safe_dump(cfg, sort_keys=False, allow_unicode=True))
     if diagnose:
         import yaml
         cfg = yaml.safe_load((stage / "_config.yml").read_text())
@@ -166,6 +314,9 @@ def stage_book(stage: Path, nbs: Path, book: Path = BOOK, partial: bool = False,
         if p.stem in listed: convert(p, stage / p.name)
     for p in pages:
         if p.stem in listed: shutil.copy2(p, stage / p.name)
+    import api_reference   # tools/api_reference.py: the API reference pages (api_*.md), generated from the code
+    for p in api_reference.write_pages(stage):
+        if p.stem not in listed and not partial: sys.exit(f"API reference page {p.stem} missing from book/_toc.yml")
     return stage
 
 def _execute_one(path: str):
@@ -200,10 +351,13 @@ def pre_execute(stage: Path, out_parent: Path, jobs: int) -> None:
             print(f"  {p.stem}: {seconds:.0f} s" + (f" FAILED ({err}; the build reruns it and shows the error)" if err else ""), flush=True)
     print(f"notebooks executed in {time.time() - t0:.0f} s wall", flush=True)
 
-def run_build(stage: Path, out_parent: Path, all_pages: bool = False, jobs: int = 1) -> Path:
-    "Run jupyter-book with -W (after executing uncached notebooks `jobs` at a time); then the offline and per-page checks."
+def run_build(stage: Path, out_parent: Path, all_pages: bool = False, jobs: int = 1, strict: bool = True) -> Path:
+    """Run jupyter-book with -W (after executing uncached notebooks `jobs` at a time); then the offline and per-page checks.
+
+    `strict=False` (partial books of `--toc=FILE` only, whose references to unlisted pages cannot resolve) drops -W."""
     if jobs > 1: pre_execute(stage, out_parent, jobs)
     cmd = [str(Path(sys.executable).parent / "jupyter-book"), "build", str(stage), "--path-output", str(out_parent), "-W", "--keep-going"]
+    if not strict: cmd.remove("-W")
     if all_pages: cmd.insert(2, "--all")
     print("+", " ".join(cmd), flush=True)
     t0 = time.time()
@@ -211,16 +365,30 @@ def run_build(stage: Path, out_parent: Path, all_pages: bool = False, jobs: int 
     print(f"jupyter-book build took {time.time() - t0:.0f} s", flush=True)
     if r.returncode: sys.exit(f"jupyter-book build failed (exit {r.returncode}); see the warnings and errors above")
     html = out_parent / "_build" / "html"
+    postprocess(html)
+    return html
+
+def postprocess(html: Path) -> None:
+    "Steps 4-5 on an already built book (`--postprocess=DIR`): pre-render the math, then the offline and per-page checks."
+    t0 = time.time()
+    summary = prerender_math(html)
+    print(f"math pre-rendered: {sum(n for n, _ in summary.values())} formulas on {len(summary)} pages in {time.time() - t0:.0f} s; "
+          f"MathJax and the widget embedder kept on {sum(k for _, k in summary.values())} page(s) with widgets", flush=True)
     bad = check_offline(html)
     if bad: sys.exit("off-site resources loaded by the built HTML:\n" + "\n".join(bad))
     bad = check_pages(html)
     if bad: sys.exit("problems in the built pages:\n" + "\n".join(bad))
-    return html
 
 def main():
-    stage_book(STAGE, NBS, BOOK, partial="--partial" in sys.argv, diagnose="--diagnose" in sys.argv)
+    os.environ.setdefault("ATTNSTAT_NO_INSTALL", "1")   # the notebooks' install cell (tools/install_cell.py) never runs here
+    os.environ.setdefault("ATTNSTAT_DATA", str(ROOT / "data"))   # pages show the committed data, never a ~/.cache copy
+    pp = next((Path(a.split("=", 1)[1]) for a in sys.argv if a.startswith("--postprocess=")), None)
+    if pp is not None: return postprocess(pp)
+    toc = next((Path(a.split("=", 1)[1]) for a in sys.argv if a.startswith("--toc=")), None)
+    stage, out_parent = (STAGE, BOOK) if toc is None else (ROOT / "_book_partial", BOOK / "_build" / "partial")
+    stage_book(stage, NBS, BOOK, partial="--partial" in sys.argv or toc is not None, diagnose="--diagnose" in sys.argv, toc=toc)
     jobs = next((int(a.split("=", 1)[1]) for a in sys.argv if a.startswith("--jobs=")), min(2, os.cpu_count() or 1))
-    html = run_build(STAGE, BOOK, all_pages="--all" in sys.argv, jobs=jobs)
+    html = run_build(stage, out_parent, all_pages="--all" in sys.argv, jobs=jobs, strict=toc is None)
     print(f"book written to {html.relative_to(ROOT)}/index.html (no off-site resources; one MathJax per page)")
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
 """Wheel smoke test: build the sdist and the wheel, `twine check` them, install the wheel into a clean
-virtual environment and run the README quickstart, the console script and `write_html` from it.
+virtual environment and run the README quickstart, the console script, `write_html` and `data_path` from it.
 
     python tools/wheel_smoke.py                 # offline (used by .ci/run): build without isolation,
                                                 # install the wheel with --no-deps into a new venv that
@@ -37,6 +37,9 @@ assert "site-packages" in attnstat.__file__, attnstat.__file__   # the wheel, no
 ns = {}
 exec(compile(QUICKSTART, "README quickstart", "exec"), ns)
 assert abs(ns["bayes_risk"](ns["model"]).risk - 0.35242) < 1e-4
+from attnstat import data_path   # the cached data ship in the wheel (setup.py copies data/ to attnstat/data/)
+shipped = data_path("slr_population_spiked_nu.csv")
+assert "site-packages" in str(shipped) and shipped.is_file(), shipped
 fp = ns["fixed_point"](ns["np"].cos, 1.0, damping=0.5, atol=1e-12)
 assert fp.converged and fp.residual <= 1e-12, fp.residual
 try: import ipywidgets
@@ -93,10 +96,17 @@ def main():
         names = zipfile.ZipFile(wheel).namelist()
         meta = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith("METADATA"))).decode()
         assert "attnstat/_static/embed.js" in names and any(n.endswith("licenses/LICENSE") for n in names), names
+        data = [n for n in names if n.startswith("attnstat/data/")]
+        want = {f"attnstat/data/{q.relative_to(ROOT / 'data').as_posix()}" for q in (ROOT / "data").rglob("*")
+                if q.is_file() and q.suffix in (".csv", ".json", ".npz")}
+        assert want <= set(data), sorted(want - set(data))[:5]
+        urls = {l.split(":", 1)[1].split(",")[0].strip().lower() for l in meta.splitlines() if l.startswith("Project-URL:")}
+        assert {"repository", "source", "docs", "issues", "changelog"} <= urls, urls
+        assert "Provides-Extra: book" in meta and "Classifier: Development Status" in meta, "book extra or classifiers missing"
         hard = [l for l in meta.splitlines() if l.startswith("Requires-Dist:") and "extra ==" not in l]
         assert not any("ipywidgets" in l for l in hard), hard
         print(f"  built {sdist.name} ({sdist.stat().st_size // 1024} kB) and {wheel.name} "
-              f"({wheel.stat().st_size // 1024} kB); twine check passed; LICENSE, embed.js inside; ipywidgets only in extras")
+              f"({wheel.stat().st_size // 1024} kB); twine check passed; LICENSE, embed.js and {len(data)} data files inside; ipywidgets only in extras")
         # a clean venv; the dependencies come from this environment through a .pth file (offline)
         venv = tmp / "venv"
         sh(sys.executable, "-m", "venv", "--without-pip", venv)

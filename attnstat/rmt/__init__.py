@@ -8,4 +8,4 @@ __all__ = []
 # %% ../../nbs/03_rmt.ipynb #42ce2379
 from ..core import lazy_exports as _lazy_exports
 # the submodules are imported on first use of one of their names; a later one wins on a clash
-__all__, __getattr__, __dir__ = _lazy_exports("attnstat.rmt", ("hermite", "models", "theory", "sweeps"))
+__all__, __getattr__, __dir__ = _lazy_exports("attnstat.rmt", ("hermite", "models", "theory", "sweeps", "multihead"))

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 import numpy as np
-from ..core import check_int, check_choice, check_memory, spawn, ConvergenceError, check_real
+from ..core import check_int, check_choice, check_memory, check_seconds, spawn, ConvergenceError, check_real
 from ..gaussian import mean_stderr
 from .hermite import activation
 from .models import signal_plus_noise, attention_kernel, gaussian_equivalent_kernel, _vec
@@ -15,8 +15,9 @@ from .theory import (_problem, _noise_solution, _dx_implicit, _H, GAMMA_RANGE, _
                                  _ridge_closed_form, attention_theory)
 
 # %% auto #0
-__all__ = ['TEST_POINTS', 'TEST_GAMMAS', 'GeneralisationTheory', 'ridge_test_error', 'attention_test_theory',
-           'attention_test_error', 'EmpiricalTestErrors', 'simulate_test_errors', 'run_test_error_points']
+__all__ = ['TEST_POINTS', 'TEST_GAMMAS', 'NONSYM_POINTS', 'NONSYM_GAMMAS', 'GeneralisationTheory', 'ridge_test_error',
+           'attention_test_theory', 'attention_test_error', 'EmpiricalTestErrors', 'simulate_test_errors',
+           'run_test_error_points', 'simulate_test_errors_cv', 'run_nonsymmetric_check', 'load_nonsymmetric_check']
 
 # %% ../../nbs/03e_rmt_generalisation.ipynb #2b71ec04
 class _Spectral:
@@ -166,8 +167,9 @@ class EmpiricalTestErrors:
     ridge: np.ndarray # ridge test error per trial
     attention_train: np.ndarray # attention interpolation error per trial
     ridge_train: np.ndarray # ridge interpolation error per trial
-    params: dict = field(default_factory=dict)
-    def stats(self, which:str="attention") -> tuple:
+    params: dict = field(default_factory=dict) # the parameters of the simulation (n, p, trials, seed, ...)
+    def stats(self, which:str="attention", # "attention", "ridge", "difference" (paired) or a *_train name
+             ) -> tuple:
         "Mean and standard error over trials of 'attention', 'ridge', 'difference' (paired) or a *_train array."
         a = self.attention - self.ridge if which == "difference" else getattr(self, which)
         return mean_stderr(a, axis=0)
@@ -204,6 +206,7 @@ def simulate_test_errors(f, # activation
     check_memory("n, p, n_test", 8.0 * (4 * n * n + 3 * p * n + 3 * max(n, p)**2 + 3 * (n + p) * n_test))
     g = _gamma_grid(gammas, "gammas")
     check_memory("trials", 8.0 * 4 * trials * g.size)
+    check_seconds("trials", 4e-9 * trials * n * (n * (n + p) + 2 * n_test * p)) # run-time estimate (as empirical_errors, plus the test tokens)
     mu_, wk, wq = _vec("mu", mu, p), _vec("w_K", w_K, p), _vec("w_Q", w_Q, p)
     A, R, At, Rt = (np.empty((trials, g.size)) for _ in range(4))
     for k, rng in enumerate(spawn(seed, trials)):
@@ -260,4 +263,108 @@ def run_test_error_points(path, # NPZ file to write
         for nm in ("attention", "ridge", "attention_train", "ridge_train"): out[f"{nm}_{k}"] = getattr(e, nm)
     out["seconds"] = time.time() - t0
     np.savez_compressed(path, **out)
+    return out
+
+# %% ../../nbs/03e_rmt_generalisation.ipynb #2ca0ff35
+def _readouts(F, y, g):
+    "Ridge readouts (F F^T/n + gamma)^{-1} F y/n (p x G) by one Cholesky factorisation per gamma on the smaller Gram matrix."
+    from scipy.linalg import cho_factor, cho_solve
+    p, n = F.shape
+    G = F @ F.T / n if p <= n else F.T @ F / n
+    rhs = F @ y / n if p <= n else y
+    B = np.empty((p, g.size))
+    for j, gj in enumerate(g):
+        s = cho_solve(cho_factor(G + gj * np.eye(G.shape[0]), lower=True), rhs)
+        B[:, j] = s if p <= n else F @ s / n
+    return B
+
+# %% ../../nbs/03e_rmt_generalisation.ipynb #9a4da6f8
+def simulate_test_errors_cv(f, # activation
+                            n:int, # context tokens
+                            p:int, # embedding dimension
+                            mu, # signal vector (length <= p)
+                            w_K, # key direction
+                            w_Q, # query direction
+                            gammas, # a few ridge parameters > 0 (one Cholesky factorisation each)
+                            trials:int, # independent contexts
+                            seed, # int or Generator; trial t uses the t-th spawned child
+                            *, n_test:int=2000, # fresh tokens per context (for the nonlinear remainder only)
+                           ) -> EmpiricalTestErrors:
+    "Per-context fresh-token errors of attention (exact linear part + sampled remainder) and ridge (exact), real kernel."
+    act = activation(f)
+    n = check_int("n", n, lo=2); p = check_int("p", p, lo=1); trials = check_int("trials", trials, lo=2)
+    n_test = check_int("n_test", n_test, lo=2)
+    m = min(n, p)
+    check_memory("n, p, n_test", 8.0 * (2 * n * n + 3 * p * n + 2 * m * m + 2 * n * n_test + p * n_test))
+    g = _gamma_grid(gammas, "gammas"); check_int("len(gammas)", g.size, lo=1, hi=64)
+    mu_, wk, wq = _vec("mu", mu, p), _vec("w_K", w_K, p), _vec("w_Q", w_Q, p)
+    A, R, At, Rt = (np.empty((trials, g.size)) for _ in range(4))
+    a1 = act.coef.a1
+    for k, rng in enumerate(spawn(seed, trials)):
+        X, y = signal_plus_noise(n, p, mu_, rng)
+        F = X @ attention_kernel(X, act, wk, wq, "zero")
+        Xt, yt = signal_plus_noise(n_test, p, mu_, rng)
+        T = X.T @ Xt; T += np.outer(X.T @ wk, wq @ Xt); T /= math.sqrt(p)   # x_i^T W x_star/sqrt(p): the fresh token is a query
+        Kt = act(T); Kt -= act.coef.a0; Kt /= math.sqrt(p); del T
+        Bf, Bx = _readouts(F, y, g), _readouts(X, y, g)
+        Xb = X @ (X.T @ Bf)                                            # X b per gamma, b = X^T beta
+        V = a1 / p * (Xb + np.outer(wq, wk @ Xb))                      # v = (a1/p) W^T X b: the linear part predicts v^T x_star
+        lin = (1 - mu_ @ V)**2 + (V * V).sum(0)                        # its exact average over the fresh token
+        rem = ((yt[None, :] - (X.T @ Bf).T @ Kt)**2 - (yt[None, :] - V.T @ Xt)**2).mean(1)
+        A[k] = lin + rem
+        R[k] = (1 - mu_ @ Bx)**2 + (Bx * Bx).sum(0)
+        At[k] = ((y[:, None] - F.T @ Bf)**2).mean(0); Rt[k] = ((y[:, None] - X.T @ Bx)**2).mean(0)
+    params = dict(f=act.label, n=n, p=p, snr=float(mu_ @ mu_), kk=float(wk @ wk), qq=float(wq @ wq), kq=float(wk @ wq),
+                  mk=float(mu_ @ wk), mq=float(mu_ @ wq), trials=trials, n_test=n_test, kernel="real", estimator="control variate")
+    return EmpiricalTestErrors(g, A, R, At, Rt, params)
+
+# %% ../../nbs/03e_rmt_generalisation.ipynb #b6ae261c
+NONSYM_POINTS = (
+    dict(label="tanh, w_K = (0.6, 0.8), w_Q = (1.2, -0.3)", f="tanh", c=0.5, mu=[1.0, 0.0], w_K=[0.6, 0.8], w_Q=[1.2, -0.3]),
+    dict(label="tanh, w_K = (1.2, -0.3), w_Q = (0.6, 0.8) (exchanged)", f="tanh", c=0.5, mu=[1.0, 0.0], w_K=[1.2, -0.3],
+         w_Q=[0.6, 0.8]),
+)
+NONSYM_GAMMAS = np.array([0.01, 0.1, 1.0])
+
+# %% ../../nbs/03e_rmt_generalisation.ipynb #30d59039
+def run_nonsymmetric_check(path, # NPZ cache (created if missing; other chunks are kept)
+                           point:int, # index into NONSYM_POINTS
+                           p:int, # embedding dimension (n = p/c)
+                           trials:int, # contexts in this chunk
+                           chunk:int=0, # chunk number (its own seed)
+                           seed:int=2031, # base seed
+                           n_test:int=2000, # fresh tokens per context
+                           fresh:bool=False, # recompute a chunk that is already cached
+                          ) -> dict:
+    "Simulate one chunk of NONSYM_POINTS[point] at size p and cache per-context errors with their parameters."
+    import json, time
+    from pathlib import Path
+    point = check_int("point", point, lo=0, hi=len(NONSYM_POINTS) - 1); p = check_int("p", p, lo=8)
+    chunk = check_int("chunk", chunk, lo=0); seed = check_int("seed", seed, lo=0)
+    pt = NONSYM_POINTS[point]; n = int(round(p / pt["c"])); key = f"k{point}_p{p}_c{chunk}"
+    path = Path(path); old = dict(np.load(path)) if path.exists() else {}
+    if f"{key}_attention" in old and not fresh: return old
+    t0 = time.time()
+    e = simulate_test_errors_cv(pt["f"], n, p, pt["mu"], pt["w_K"], pt["w_Q"], NONSYM_GAMMAS, trials,
+                                np.random.default_rng(np.random.SeedSequence([seed, point, p, chunk])), n_test=n_test)
+    for nm in ("attention", "ridge", "attention_train", "ridge_train"): old[f"{key}_{nm}"] = getattr(e, nm)
+    old[f"{key}_params"] = np.array(json.dumps({**e.params, "point": point, "chunk": chunk, "seed": seed,
+                                                "seconds": round(time.time() - t0, 1)}))
+    old["gamma"] = NONSYM_GAMMAS; old["points"] = np.array(json.dumps(NONSYM_POINTS))
+    np.savez_compressed(path, **old)
+    return old
+
+# %% ../../nbs/03e_rmt_generalisation.ipynb #4a606b88
+def load_nonsymmetric_check(path, # NPZ written by run_nonsymmetric_check
+                           ) -> dict:
+    "Pooled per-context errors {(point, p): dict(attention=..., ridge=..., attention_train=..., ridge_train=..., chunks=[params])}."
+    import json
+    z = np.load(path); out = {}
+    for key in sorted(k[:-7] for k in z.files if k.endswith("_params")):
+        pr = json.loads(str(z[f"{key}_params"])); kp = (pr["point"], pr["p"])
+        d = out.setdefault(kp, dict(chunks=[], **{nm: [] for nm in ("attention", "ridge", "attention_train", "ridge_train")}))
+        d["chunks"].append(pr)
+        for nm in ("attention", "ridge", "attention_train", "ridge_train"): d[nm].append(z[f"{key}_{nm}"])
+    for d in out.values():
+        for nm in ("attention", "ridge", "attention_train", "ridge_train"): d[nm] = np.concatenate(d[nm])
     return out

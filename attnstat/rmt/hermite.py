@@ -125,7 +125,8 @@ class Activation:
         self.coef = coef if coef is not None else _coefficients(self.f0, self.breakpoints)
 
     def __call__(self, t): return self.f0(t)
-    def centred(self, t):
+    def centred(self, t, # points where the centred activation is evaluated
+               ):
         "The centred activation f = f0 - a0."
         return self.f0(t) - self.coef.a0
     @property

@@ -7,13 +7,14 @@ from __future__ import annotations
 import math, numbers
 from dataclasses import dataclass, field
 import numpy as np
-from ..core import check_real, check_positive, check_int, check_choice, check_array, check_memory, as_generator, spawn, ParameterTypeError
+from ..core import check_real, check_positive, check_int, check_choice, check_array, check_memory, check_seconds, as_generator, spawn, ParameterTypeError
 from ..gaussian import mean_stderr, cov_sqrt, _check_bool
 from .hermite import activation, Activation
 
 # %% auto #0
-__all__ = ['balanced_labels', 'signal_plus_noise', 'fplr_weights', 'vectors_from_gram', 'aligned_vectors', 'attention_kernel',
-           'diagonal_level', 'gaussian_equivalent_kernel', 'ridge_errors', 'EmpiricalErrors', 'empirical_errors']
+__all__ = ['VECTOR_MAX', 'balanced_labels', 'signal_plus_noise', 'fplr_weights', 'vectors_from_gram', 'aligned_vectors',
+           'attention_kernel', 'diagonal_level', 'gaussian_equivalent_kernel', 'ridge_errors', 'EmpiricalErrors',
+           'empirical_errors']
 
 # %% ../../nbs/03b_rmt_kernel.ipynb #77fb8959
 def _array_arg(name, value, **kw):
@@ -32,10 +33,15 @@ def _gamma_grid(gamma, name="gamma"):
     if np.any(g <= 0): raise ValueError(f"{name} must lie in (0, inf), got {g if g.size < 6 else 'a grid with min ' + str(g.min())}")
     return g
 
+VECTOR_MAX = 1e12 # largest squared norm of mu, w_K, w_Q in a simulation (= the theory's GRAM_MAX)
+
 def _vec(name, v, p):
     "A vector zero-padded to length p; entries beyond p are allowed only if they are 0."
     a = np.atleast_1d(_array_arg(name, v))
     if a.ndim != 1: raise ValueError(f"{name} must be a 1-d vector, got shape {a.shape}")
+    s = max(1.0, float(np.abs(a).max())) if a.size else 1.0      # the theory's range (attnstat.rmt.theory.GRAM_MAX):
+    if float(np.sum((a / s)**2)) * s * s > VECTOR_MAX:              # beyond it the kernel overflows, the errors are NaN
+        raise ValueError(f"{name} must have squared norm in [0, {VECTOR_MAX:g}], got {float(np.sum((a / s)**2)) * s * s:.3g}")
     if a.size > p and np.any(a[p:] != 0):
         raise ValueError(f"{name} has non-zero entries beyond coordinate {p}, so it does not fit in dimension p = {p}: "
                          f"raise p or give a shorter {name} (got length {a.size})")
@@ -229,7 +235,9 @@ def empirical_errors(f, # activation: a name, a callable or an Activation
     check_choice("diag", diag, ("zero", "keep")); check_choice("kernel", kernel, ("real", "gaussian"))
     g = _gamma_grid(gammas, "gammas")
     m = min(p, n)
-    _guard(n, p, 8.0 * (5 * n * n + 4 * p * n + 3 * m * m) + 16.0 * trials * g.size)
+    _guard(n, p, 8.0 * (5 * n * n + 4 * p * n + 3 * m * m))
+    check_memory("trials", 16.0 * trials * g.size)
+    check_seconds("trials", 4e-9 * trials * n * n * (n + p)) # run-time estimate: ~0.05 s per trial at n = 256, p = 128 (one core)
     act = activation(f)
     mu_, wk, wq = _vec("mu", mu, p), _vec("w_K", w_K, p), _vec("w_Q", w_Q, p)
     A, R = np.empty((trials, g.size)), np.empty((trials, g.size))

@@ -61,7 +61,7 @@ def panel_spec(name:str, # one of PANELS
             for phi in np.linspace(0, np.pi / 2, 4):
                 pts.append(_pt("tanh", None, 1024, round(c * 1024), e1, e1, [math.cos(phi), math.sin(phi)], c=c, x=float(phi), asym=True))
         return pts, np.array([1e-5, 1e-1, 1.0]), 6
-    if name == "check":                      # chapter 9: theory vs simulation at p = 512, n = 1024
+    if name == "check":                      # 03c_rmt_theory: theory vs simulation at p = 512, n = 1024
         pts.append(_pt("tanh", None, 1024, 512, e1, z, z, label="tanh, W = I"))
         pts.append(_pt("tanh", None, 1024, 512, e1, [0.6, 0.8], [1.2, -0.3], label="tanh, w_K != w_Q"))
         pts.append(_pt("tanh", None, 1024, 512, e1, [0.6, 0.8], [1.2, -0.3], kernel="gaussian",
@@ -81,7 +81,7 @@ PANELS = ("gamma", "p", "snr", "random", "structured", "alignment", "check", "fi
 
 # %% ../../nbs/03d_rmt_vs_ridge.ipynb #567b82a0
 def run_panel(name:str, # panel name (see panel_spec)
-              path=None, # NPZ file to write (default data/rmt_sim_{name}.npz)
+              path=None, # NPZ file to write (default: rmt_sim_{name}.npz in the user data folder, attnstat.data_path)
               trials:int|None=None, # override the panel's trials
               seed:int=2026, # base seed; point k uses the k-th spawned child
               verbose:bool=False, # print progress
@@ -100,7 +100,8 @@ def run_panel(name:str, # panel name (see panel_spec)
         if verbose: print(f"{name} {k + 1}/{len(pts)} {time.time() - t0:.0f}s", flush=True)
     out = dict(gamma=gammas, attention=A, ridge=R, points=json.dumps(pts), trials=T, seed=seed, panel=name,
                seconds=time.time() - t0)
-    path = Path(path) if path is not None else Path("data") / f"rmt_sim_{name}.npz"
+    from attnstat.data import data_path
+    path = Path(path) if path is not None else data_path(f"rmt_sim_{name}.npz", write=True)
     path.parent.mkdir(parents=True, exist_ok=True)
     np.savez_compressed(path, **out)
     return out
@@ -273,7 +274,11 @@ def _map_job(args):
     return difference_map("tanh", cs=MAP_CS, snrs=MAP_SNRS, weights=w, gamma=g, scale=sc, test=t)
 
 # %% ../../nbs/03d_rmt_vs_ridge.ipynb #382bb566
-def map_key(weights, scale, gamma, test=False) -> str:
+def map_key(weights, # the weights name
+            scale, # the scale of the weights
+            gamma, # ridge parameter
+            test=False, # the test-error map (False: interpolation error)
+           ) -> str:
     "The NPZ key of one map."
     return f"{weights}|{scale}|{'ridgeless' if gamma is None else format(gamma, 'g')}|{'test' if test else 'train'}"
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 import numpy as np
 from scipy import optimize
-from ..core import check_real, check_positive, check_int, check_choice, check_array, check_memory, ConvergenceError
+from ..core import check_real, check_positive, check_int, check_choice, check_array, check_memory, ConvergenceError, ParameterTypeError
 from ..fixed_point import fixed_point, continuation, FixedPointResult
 from .hermite import activation, Activation
 from ..gaussian import _check_bool
@@ -34,6 +34,8 @@ def mp_stieltjes(z, # points (real or complex, any shape); real points on the su
                 ):
     "Stieltjes transform m_c(z) = int dmu_c(l)/(l - z) of the Marchenko–Pastur law, on the correct branch."
     c = check_positive("c", c)
+    if isinstance(z, (str, bytes, bool, np.bool_)) or np.asarray(z).dtype.kind not in "iufc":
+        raise ParameterTypeError(f"z must be a real or complex number or array, got {type(z).__name__}")
     z = np.asarray(z); zc = z.astype(complex)
     lo, hi = mp_edges(c)
     b = 1 - c - zc
@@ -69,7 +71,8 @@ class SpectralRule:
     weights: np.ndarray # bulk weights
     atoms: np.ndarray # locations of the point masses
     masses: np.ndarray # the point masses
-    def integrate(self, F):
+    def integrate(self, F, # a function of the spectral variable, vectorised
+                 ):
         "int F d(measure) for a vectorised F."
         return (self.all_weights * F(self.all_nodes)).sum()
     @property
@@ -199,13 +202,17 @@ class NoiseFixedPoint:
     theta: np.ndarray # sigma^2 tr(Q Phi^T X)/(p n)
     converged: np.ndarray # per point
     n_iter: np.ndarray # per point: evaluations of the map (Newton: including the Jacobian's)
-    residual: np.ndarray # undamped residual per point
+    residual: np.ndarray # undamped residual per point, scaled: max |F - x| / (1 + |F|) (converged iff <= tol)
     trace: np.ndarray # tr Q/n = c delta/sigma^2
 
 # %% ../../nbs/03c_rmt_theory.ipynb #fee7b7f4
 def _converged(F, x, tol):
     "The fixed-point test of `fixed_point`: |F(x) - x| <= tol (1 + |F(x)|) for every unknown."
     return bool(np.all(np.isfinite(F)) and np.all(np.abs(F - x) <= tol + tol * np.abs(F)))
+
+def _scaled_residual(F, x) -> float:
+    "The residual that the test compares with tol: max |F(x) - x| / (1 + |F(x)|) (relative for large unknowns)."
+    return float(np.max(np.abs(F - x) / (1 + np.abs(F))))
 
 def _newton(x0, Fmap, tol):
     "Solve x = F(x) by Powell's hybrid (Newton) method in z = (log delta, log(1 + eta), theta)."
@@ -227,9 +234,11 @@ def _solve_one(x0, Fmap, tol, damping, max_iter, method):
         x, n = _newton(x0, Fmap, tol)
         F = Fmap(x)
         if _converged(F, x, tol) and x[0] > 0 and x[1] > -1:
-            return FixedPointResult(x, True, n, float(np.max(np.abs(F - x))), names=("delta", "eta", "theta"))
+            return FixedPointResult(x, True, n, _scaled_residual(F, x), names=("delta", "eta", "theta"))
     r = fixed_point(Fmap, x0, damping=damping, atol=tol, rtol=tol, max_iter=max_iter, names=("delta", "eta", "theta"))
     r.n_iter += n
+    with np.errstate(all="ignore"): F = Fmap(r.x)
+    if np.all(np.isfinite(F)): r.residual = _scaled_residual(F, r.x)   # the quantity `converged` was tested on
     return r
 
 def _schedule(g):
@@ -399,11 +408,11 @@ class AttentionTheory:
     ybar: np.ndarray # deterministic equivalent of y^T Q y/n
     ridge: np.ndarray # E_RR closed form on the same grid
     delta: np.ndarray # self-energies ...
-    eta: np.ndarray
-    theta: np.ndarray
+    eta: np.ndarray # self-energy eta per gamma
+    theta: np.ndarray # self-energy theta per gamma
     converged: np.ndarray # fixed-point diagnostics per gamma
-    n_iter: np.ndarray
-    residual: np.ndarray
+    n_iter: np.ndarray # iterations per gamma
+    residual: np.ndarray # undamped residual per gamma, scaled: max |F - x| / (1 + |F|) (converged iff <= tol)
     params: dict = field(default_factory=dict) # c, activation, a1, sigma2, d, the Gram entries, n_nodes, derivative
     @property
     def difference(self) -> np.ndarray:

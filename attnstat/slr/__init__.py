@@ -8,4 +8,4 @@ __all__ = []
 # %% ../../nbs/01_slr.ipynb #5a242525
 from ..core import lazy_exports as _lazy_exports
 # the submodules are imported on first use of one of their names; a later one wins on a clash
-__all__, __getattr__, __dir__ = _lazy_exports("attnstat.slr", ("models", "activations", "population", "replica", "bayes", "simulate"))
+__all__, __getattr__, __dir__ = _lazy_exports("attnstat.slr", ("models", "activations", "population", "replica", "bayes", "simulate", "positional"))

@@ -19,12 +19,15 @@ def _mask_of(chi, mask):
 
 class Activation:
     "Base class: an attention activation sigma: R^L -> R^L with its Jacobian (see `NormalisedActivation`, `ElementwiseActivation`)."
-    name: str = "activation"
-    normalised: bool = False
-    elementwise: bool = False
-    has_offset: bool = False
+    name: str = "activation" # registry name
+    normalised: bool = False # sigma(chi) = a(chi) / sum a (softmax-like)
+    elementwise: bool = False # sigma acts on each score separately
+    has_offset: bool = False # takes the offset c (erf)
 
-    def value(self, chi, mask=None, c:float=0.0): raise NotImplementedError
+    def value(self, chi, # (..., L) scores
+              mask=None, # (..., L) bool, True on real tokens
+              c:float=0.0, # offset (erf only)
+             ): raise NotImplementedError
     def _jac_parts(self, chi, mask, c): raise NotImplementedError
 
     def jacobian(self, chi, # (..., L) scores
@@ -62,7 +65,10 @@ class Activation:
         if s is not None: out = out - sg * np.sum(s * g, axis=-1, keepdims=True)
         return out
 
-    def dvalue_dc(self, chi, mask=None, c:float=0.0):
+    def dvalue_dc(self, chi, # (..., L) scores
+                  mask=None, # (..., L) bool, True on real tokens
+                  c:float=0.0, # offset (erf only)
+                 ):
         "Derivative of the weights in the offset c (only for activations with an offset)."
         raise ValueError(f"activation {self.name!r} has no offset c")
 
@@ -86,7 +92,8 @@ class NormalisedActivation(Activation):
                 ):
         self.name, self.log_a, self.dlog_a = name, log_a, dlog_a
 
-    def a(self, u): return np.exp(self.log_a(u))
+    def a(self, u, # real array
+         ): return np.exp(self.log_a(u))
 
     def value(self, chi, # (..., L) scores
               mask=None, # (..., L) bool, True on real tokens
@@ -117,7 +124,10 @@ class ElementwiseActivation(Activation):
         self.name, self.phi, self.dphi, self.has_offset = name, phi, dphi, has_offset
         self.dphi_dc = dphi_dc if dphi_dc is not None else dphi
 
-    def value(self, chi, mask=None, c:float=0.0) -> np.ndarray:
+    def value(self, chi, # (..., L) scores
+              mask=None, # (..., L) bool, True on real tokens
+              c:float=0.0, # offset (erf only)
+             ) -> np.ndarray:
         "Weights phi(chi_l; c) (masked entries exactly 0)."
         chi = np.asarray(chi, float); mask = _mask_of(chi, mask)
         return np.where(mask, self.phi(np.where(mask, chi, 0.0), c), 0.0)
@@ -125,14 +135,18 @@ class ElementwiseActivation(Activation):
     def _jac_parts(self, chi, mask, c):
         return np.where(mask, self.dphi(np.where(mask, chi, 0.0), c), 0.0), None, None
 
-    def dvalue_dc(self, chi, mask=None, c:float=0.0) -> np.ndarray:
+    def dvalue_dc(self, chi, # (..., L) scores
+                  mask=None, # (..., L) bool, True on real tokens
+                  c:float=0.0, # offset (erf only)
+                 ) -> np.ndarray:
         "d sigma_l / dc."
         if not self.has_offset: return super().dvalue_dc(chi, mask, c)
         chi = np.asarray(chi, float); mask = _mask_of(chi, mask)
         return np.where(mask, self.dphi_dc(np.where(mask, chi, 0.0), c), 0.0)
 
 # %% ../../nbs/01b_slr_activations.ipynb #109a87e4
-def log_softplus(u):
+def log_softplus(u, # real array
+                ):
     "log(log(1 + e^u)), accurate for every real u (no underflow at very negative u)."
     u = np.asarray(u, float)
     with np.errstate(divide="ignore"):

@@ -7,8 +7,8 @@ from __future__ import annotations
 import math, numbers, warnings
 from dataclasses import dataclass, field
 import numpy as np
-from ..core import (check_real, check_positive, check_int, check_choice, check_memory, spawn,
-                           as_generator, ParameterTypeError,
+from ..core import (check_real, check_positive, check_int, check_choice, check_memory, check_seconds, spawn,
+                           as_generator, ParameterTypeError, renamed_params, check_array,
                            ConvergenceError, ConvergenceWarning)
 from ..fixed_point import fixed_point
 from ..gaussian import hermite_rule, sobol_normal
@@ -23,6 +23,8 @@ __all__ = ['LocationPrior', 'location_prior', 'ChannelOutput', 'bayes_channel', 
 def _check_model(model):
     if not isinstance(model, SLRModel):
         raise TypeError(f"model must be a SpikedSLR or MaxSLR, got {type(model).__name__}")
+    if model.positional:   # the channel below draws the location uniformly and scores with c_nu (exchangeable tokens)
+        raise ValueError(f"the Bayes-optimal equations assume exchangeable tokens, but {model!r} has position dependence (see 01f_slr_positional)")
     return model
 
 _real, _int = check_real, check_int   # core raises ParameterTypeError (a TypeError) for a wrong type
@@ -207,7 +209,8 @@ class NishimoriSample:
         K = len(self.xi); b = n // K
         return [(slice(k * b, n if k == K - 1 else (k + 1) * b), self.xi[k]) for k in range(K)]
 
-    def block(self, sl:slice) -> "NishimoriSample":
+    def block(self, sl:slice, # the samples to keep
+             ) -> "NishimoriSample":
         "The sub-sample `sl` (independent blocks give independent estimates); inside one group it keeps that group's draws."
         P = self.P
         xi = self.xi
@@ -219,7 +222,8 @@ class NishimoriSample:
         return NishimoriSample(Projections(P.chi_star[sl], P.z_star[sl], P.eps[sl], P.y[sl], P.lengths[sl], P.mask[sl]),
                                self.G[sl], xi)
 
-    def fields(self, q) -> tuple:
+    def fields(self, q, # 2x2 overlap matrix
+              ) -> tuple:
         "(omega^k, omega^v) at diagonal overlaps q = (q_k, q_v): then H* | Omega ~ N(Omega, 1 - q)."
         q = np.clip(np.asarray(q, float), 0.0, 1.0); sd = np.sqrt(q * (1 - q))
         m = self.P.mask
@@ -239,9 +243,10 @@ def inner_draws(m:int, # points per set
         return g.standard_normal((m, L)) if L > 21_201 else sobol_normal(m, L, g)
     return one() if n_sets is None else np.stack([one() for _ in range(n_sets)])
 
+@renamed_params(mc_seed="seed")
 def nishimori_sample(model:SLRModel, # SpikedSLR or MaxSLR
                      n_mc:int, # Monte Carlo samples
-                     mc_seed=0, # int or Generator
+                     seed=0, # int or Generator (`mc_seed`: deprecated alias)
                      n_inner:int=64, # inner draws per set (max-SLR at finite nu): scrambled Sobol points
                      n_groups:int=1, # independent sets of inner draws, one per group of samples (blocks see independent sets)
                     ) -> NishimoriSample:
@@ -249,7 +254,7 @@ def nishimori_sample(model:SLRModel, # SpikedSLR or MaxSLR
     n_mc = _int("n_mc", n_mc, lo=1); n_inner = _int("n_inner", n_inner, lo=1)
     n_groups = _int("n_groups", n_groups, lo=1, hi=n_mc)
     check_memory("n_mc * L", 8.0 * n_mc * model.L_max * 12)
-    gP, gG, gX = spawn(mc_seed, 3)
+    gP, gG, gX = spawn(seed, 3)
     P = model.sample_projections(n_mc, gP)
     xi = inner_draws(n_inner, model.L_max, gX, None if n_groups == 1 else n_groups)
     return NishimoriSample(P, gG.standard_normal(P.mask.shape + (2,)), xi)
@@ -283,7 +288,9 @@ def free_entropy(q, # overlaps (q_k, q_v)
                  psi_out:float, # E log Z_out(y, Omega, 1 - q)
                 ) -> float:
     "Replica free entropy Phi = sum_a [-q_a qhat_a/2 + qhat_a/2 - log(1 + qhat_a)/2] + alpha Psi_out(q)."
-    q, qhat = np.asarray(q, float), np.asarray(qhat, float)
+    q, qhat = check_array("q", q), check_array("qhat", qhat) # finite real arrays (None, strings, NaN refused)
+    if q.shape != qhat.shape: raise ValueError(f"q and qhat must have one shape, got {q.shape} and {qhat.shape}")
+    alpha, psi_out = check_real("alpha", alpha, lo=0.0), check_real("psi_out", psi_out)
     return float(np.sum(-0.5 * q * qhat + 0.5 * qhat - 0.5 * np.log1p(qhat)) + alpha * psi_out)
 
 # %% ../../nbs/02c_slr_bayes_optimal.ipynb #28c37615
@@ -434,10 +441,11 @@ def _phi(q, qhat, alpha, psi, perfect):
     return math.inf if perfect and alpha > 1 else free_entropy(q, qhat, alpha, psi)
 
 # %% ../../nbs/02c_slr_bayes_optimal.ipynb #4f714689
+@renamed_params(mc_seed="seed")
 def bayes_optimal_error(model:SLRModel, # SpikedSLR or MaxSLR
                         alpha:float, # sample ratio N/D > 0
                         n_mc:int=20_000, # Monte Carlo samples (common random numbers)
-                        mc_seed=0, # seed of the Monte Carlo sample
+                        seed=0, # seed of the Monte Carlo sample (`mc_seed`: deprecated alias)
                         damping:float=0.0, # weight on the old iterate
                         atol:float=1e-7, # tolerance on the undamped residual of log(1 - q)
                         max_iter:int=2000, # maximum iterations
@@ -454,10 +462,12 @@ def bayes_optimal_error(model:SLRModel, # SpikedSLR or MaxSLR
     "One fixed point of the Nishimori RS equations (diagonal q), its Bayes-optimal error and free entropy."
     _check_model(model)
     alpha = _real("alpha", alpha, lo=0.0, lo_open=True)
-    n_mc = _int("n_mc", n_mc, lo=100); _seed("mc_seed", mc_seed)
+    n_mc = _int("n_mc", n_mc, lo=100); _seed("seed", seed)
     if not isinstance(init, str): raise ParameterTypeError(f"init must be a string, got {type(init).__name__}")
     check_choice("init", init, tuple(_INITS))
     n_gh = _int("n_gh", n_gh, lo=2, hi=200); n_inner = _int("n_inner", n_inner, lo=2)
+    # run-time estimate: ~5 s at n_mc = 20000, L = 3, n_inner = 64 (measured, one core)
+    check_seconds("n_mc", 1e-4 * n_mc * model.L_max * max(n_inner, 16) / 64)
     n_blocks = _int("n_blocks", n_blocks, lo=0, hi=n_mc // 50)
     if n_blocks == 1: raise ValueError("n_blocks must be 0 or an integer in [2, n_mc/50], got 1")
     for name, v, ok in (("method", method, ("accelerated", "damped", "anderson")), ("errors", errors, ("linearised", "resolve"))):
@@ -466,7 +476,7 @@ def bayes_optimal_error(model:SLRModel, # SpikedSLR or MaxSLR
     given = q0 is not None
     q0 = _check_q0(q0) if given else _start(model, alpha, init)
     if model.kind == "max" and np.isinf(model.nu): check_memory("n_mc * L^2 * n_gh", 8.0 * min(n_mc, 20_000) * model.L_max**2 * n_gh * 6)
-    gS, gT = spawn(mc_seed, 2)
+    gS, gT = spawn(seed, 2)
     S = nishimori_sample(model, n_mc, gS, n_inner, max(n_blocks, 1)); T = nishimori_sample(model, n_mc, gT, n_inner, max(n_blocks, 1))
     T.xi = S.xi
     kw = dict(n_gh=n_gh, damping=damping, atol=atol, max_iter=max_iter, method=method)
@@ -487,7 +497,7 @@ def bayes_optimal_error(model:SLRModel, # SpikedSLR or MaxSLR
     return BayesOptimalResult(alpha, float(q[0]), 1.0 if perfect else float(q[1]), float(qhat[0]), float(qhat[1]),
                               float(err), se["error"], emc, emc_se, float(err) - model.noise**2, phi, se["phi"],
                               se["q_k"], se["q_v"], bool(perfect), "q0" if given else init, method_name,
-                              bool(res.converged), int(res.n_iter), float(res.residual), n_mc, mc_seed, n_blocks, sol.rho)
+                              bool(res.converged), int(res.n_iter), float(res.residual), n_mc, seed, n_blocks, sol.rho)
 
 # %% ../../nbs/02c_slr_bayes_optimal.ipynb #a87902dd
 @dataclass
@@ -525,11 +535,12 @@ def _compare(u, i):
     eq = "informed" if coexist and i.phi > u.phi else "uninformed"
     return coexist, eq, coexist and eq == "informed"
 
+@renamed_params(mc_seed="seed")
 def bayes_optimal_branches(model:SLRModel, # SpikedSLR or MaxSLR
                            alpha:float, # sample ratio N/D > 0
                            *,
                            n_mc:int=20_000, # Monte Carlo samples (common random numbers, shared by both branches)
-                           mc_seed=0, # seed
+                           seed=0, # seed (`mc_seed`: deprecated alias)
                            n_blocks:int=4, # independent blocks for the standard errors
                            n_gh:int=16, # Gauss-Hermite nodes (max-SLR at nu = inf)
                            n_inner:int=64, # inner draws per block (max-SLR at finite nu)
@@ -540,7 +551,7 @@ def bayes_optimal_branches(model:SLRModel, # SpikedSLR or MaxSLR
                            errors:str="linearised", # block errors (see `bayes_optimal_error`)
                           ) -> BayesBranches:
     "Uninformed and informed fixed points, their free entropies Phi, and which one is the equilibrium."
-    kw = dict(n_mc=n_mc, mc_seed=mc_seed, n_blocks=n_blocks, n_gh=n_gh, n_inner=n_inner, atol=atol,
+    kw = dict(n_mc=n_mc, seed=seed, n_blocks=n_blocks, n_gh=n_gh, n_inner=n_inner, atol=atol,
               max_iter=max_iter, on_fail=on_fail, method=method, errors=errors)
     u = bayes_optimal_error(model, alpha, init="uninformed", **kw)
     i = bayes_optimal_error(model, alpha, init="informed", **kw)
@@ -568,11 +579,12 @@ class PhaseDiagram:
                     hard_lo=lo, hard_hi=hi, alpha_min=self.rows[0]["alpha"], alpha_max=self.rows[-1]["alpha"],
                     n_alpha=len(self.rows))
 
+@renamed_params(mc_seed="seed")
 def bayes_phase_diagram(model:SLRModel, # SpikedSLR or MaxSLR (the family member: kind, L, nu, Delta)
                         alphas, # increasing grid of sample ratios > 0
                         *,
                         n_mc:int=20_000, # Monte Carlo samples (common to all alphas and both branches)
-                        mc_seed=0, # seed
+                        seed=0, # seed (`mc_seed`: deprecated alias)
                         n_gh:int=16, # Gauss-Hermite nodes (max-SLR at nu = inf)
                         n_inner:int=64, # inner draws per group (max-SLR at finite nu)
                         n_groups:int=4, # independent sets of inner draws (as the 4 blocks of `bayes_optimal_error`)
@@ -586,10 +598,10 @@ def bayes_phase_diagram(model:SLRModel, # SpikedSLR or MaxSLR (the family member
         raise TypeError(f"alphas must be a sequence of numbers, got {type(alphas).__name__}")
     alphas = [_real("alphas[i]", a, lo=0.0, lo_open=True) for a in alphas]
     if len(alphas) < 2 or np.any(np.diff(alphas) <= 0): raise ValueError("alphas must be an increasing sequence of at least 2 values")
-    n_mc = _int("n_mc", n_mc, lo=100); _seed("mc_seed", mc_seed)
+    n_mc = _int("n_mc", n_mc, lo=100); _seed("seed", seed)
     if not isinstance(method, str): raise ParameterTypeError(f"method must be a string, got {type(method).__name__}")
     check_choice("method", method, ("accelerated", "damped", "anderson"))
-    gS, gT = spawn(mc_seed, 2)
+    gS, gT = spawn(seed, 2)
     n_groups = _int("n_groups", n_groups, lo=1, hi=n_mc // 50)
     S = nishimori_sample(model, n_mc, gS, n_inner, n_groups); T = nishimori_sample(model, n_mc, gT, n_inner, n_groups); T.xi = S.xi
     kw = dict(n_gh=n_gh, damping=0.0, atol=atol, max_iter=max_iter, method=method, on_fail="warn")

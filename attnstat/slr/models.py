@@ -73,6 +73,40 @@ class SLRData:
     k_star: np.ndarray # (D,) key direction, norm sqrt(D)
     v_star: np.ndarray # (D,) value direction, norm sqrt(D), orthogonal to k_star
 
+# %% ../../nbs/01a_slr_models.ipynb #02c002b8
+def _is_vector(value) -> bool:
+    "True for a per-position specification (sequence, array of rank >= 1, dict or callable), False for a scalar."
+    if isinstance(value, (dict, list, tuple)) or callable(value): return True
+    return isinstance(value, np.ndarray) and value.ndim > 0
+
+def _per_position(name:str, # parameter name (for the messages)
+                  value, # array of length L, dict {L: array}, or callable L -> array
+                  lengths, # the lengths of the length law
+                  L_max:int, # the largest length
+                  what:str, # "prior" (positive, sums to 1), "nu" (>= 0) or "bias" (real)
+                 ) -> dict:
+    "Validate a per-position vector for every length: `{L: float array of length L}`."
+    if isinstance(value, dict):
+        extra = sorted(set(value) - set(lengths))
+        if extra: raise ValueError(f"{name} gives vectors for lengths {extra} that the length law does not have ({sorted(lengths)})")
+    out = {}
+    for l in lengths:
+        if isinstance(value, dict):
+            if l not in value: raise ValueError(f"{name} must give a vector for every length of the length law, missing L = {l}")
+            v = value[l]
+        else: v = value(l) if callable(value) else value
+        label = name if len(lengths) == 1 else f"{name} (length {l})"
+        v = check_array(label, v, ndim=1)
+        if what != "prior" and len(v) == L_max and l < L_max: v = v[:l]   # absolute positions: a shorter sequence uses the first l
+        if len(v) != l: raise ValueError(f"{label} must have {l} entries, one per position of a length-{l} sequence, got {len(v)}")
+        if what == "prior":
+            if np.any(v <= 0): raise ValueError(f"{label} must be positive at every position, got {v.tolist()}")
+            if abs(v.sum() - 1) > 1e-9: raise ValueError(f"{label} must sum to 1 (a location law), got sum {float(v.sum())!r}")
+            v = v / v.sum()
+        if what == "nu" and np.any(v < 0): raise ValueError(f"{label} must be >= 0 at every position, got {v.tolist()}")
+        out[l] = v.copy()
+    return out
+
 # %% ../../nbs/01a_slr_models.ipynb #671e797f
 def _masked_softmax(logits, mask):
     "Row-wise softmax over the entries where `mask` is True (others get exactly 0); handles +-inf logits."
@@ -88,9 +122,16 @@ def _hardmax(chi, mask):
     np.put_along_axis(out, np.argmax(z, axis=-1)[..., None], 1.0, axis=-1)
     return out
 
+def _key_of(d):
+    "Hashable form of a per-length table {L: array}."
+    return None if d is None else tuple((l, tuple(float(x) for x in v)) for l, v in d.items())
+
 class SLRModel:
     "Common part of the SLR data models (use `SpikedSLR` or `MaxSLR`)."
     kind = None
+    prior = None   # {L: location law pi} (None: uniform)
+    nu_pos = None  # {L: per-position strengths nu_l} (None: the scalar nu)
+    bias = None    # {L: positional bias b*} of max-SLR (None: no bias)
     def __init__(self, L, # sequence length: int >= 1 or a dict {length: probability}
                  nu:float, # signal strength nu >= 0
                  noise:float=0.0, # label-noise standard deviation Delta >= 0
@@ -108,22 +149,70 @@ class SLRModel:
         return sum(l * p for l, p in self.length_probs.items())
 
     @property
+    def positional(self) -> bool:
+        "True when the tokens are not exchangeable (a location prior, per-position strengths or a positional bias)."
+        return self.prior is not None or self.nu_pos is not None or self.bias is not None
+
+    def prior_of(self, l:int, # a length of the length law
+                ) -> np.ndarray:
+        "Location law of a length-l sequence in spiked-SLR (uniform without a prior)."
+        self._check_len(l)
+        return np.full(l, 1.0 / l) if self.prior is None else self.prior[l].copy()
+
+    def nu_of(self, l:int, # a length of the length law
+             ) -> np.ndarray:
+        "Per-position signal strengths nu_l of a length-l sequence."
+        self._check_len(l)
+        return np.full(l, float(self.nu)) if self.nu_pos is None else self.nu_pos[l].copy()
+
+    def bias_of(self, l:int, # a length of the length law
+               ) -> np.ndarray:
+        "Positional bias b* of a length-l sequence (zeros without a bias)."
+        self._check_len(l)
+        return np.zeros(l) if self.bias is None else self.bias[l].copy()
+
+    def _check_len(self, l):
+        if l not in self.length_probs: raise ValueError(f"l must be a length of the length law {sorted(self.length_probs)}, got {l!r}")
+
+    def _table(self, fn):
+        "(L_max + 1, L_max) table whose row l holds fn(l) (zero-padded); rows of other lengths are 0."
+        T = np.zeros((self.L_max + 1, self.L_max))
+        for l in self.length_probs: T[l, :l] = fn(l)
+        return T
+
+    @property
     def key(self) -> tuple:
         "Hashable identity of the model (used to cache Monte Carlo draws)."
-        return (self.kind, tuple(self.length_probs.items()), self.nu, self.noise)
+        if not self.positional: return (self.kind, tuple(self.length_probs.items()), self.nu, self.noise)
+        nu = _key_of(self.nu_pos) if self.nu_pos is not None else self.nu
+        return (self.kind, tuple(self.length_probs.items()), nu, self.noise, _key_of(self.prior), _key_of(self.bias))
 
     def __eq__(self, other): return isinstance(other, SLRModel) and self.key == other.key
     def __hash__(self): return hash(self.key)
     def __repr__(self):
         L = self.L_max if not self.variable_length else self.length_probs
-        return f"{type(self).__name__}(L={L}, nu={self.nu}, noise={self.noise})"
+        fmt = lambda d: (d[self.L_max].round(6).tolist() if not self.variable_length
+                         else {l: v.round(6).tolist() for l, v in d.items()})
+        nu = self.nu if self.nu_pos is None else fmt(self.nu_pos)
+        extra = "".join(f", {k}={fmt(d)}" for k, d in (("prior", self.prior), ("bias", self.bias)) if d is not None)
+        return f"{type(self).__name__}(L={L}, nu={nu}, noise={self.noise}{extra})"
+
+    def _logits(self, chi_star, mask):
+        "Posterior logits of a positional model: per-length slope and offset tables indexed by the sequence length."
+        if chi_star.shape[-1] != self.L_max: raise ValueError(f"chi_star must have L_max = {self.L_max} columns, got {chi_star.shape[-1]}")
+        lengths = mask.sum(-1)
+        bad = np.setdiff1d(np.unique(lengths), list(self.length_probs))
+        if len(bad): raise ValueError(f"mask gives sequence lengths {bad.tolist()} outside the length law {sorted(self.length_probs)}")
+        slope, offset = self._posterior_tables
+        return slope[lengths] * np.where(mask, chi_star, 0.0) + offset[lengths]
 
     def posterior(self, chi_star, # (..., L_max) key projections
                   mask=None, # (..., L_max) bool, True on real tokens (default: all)
                  ) -> np.ndarray:
-        "Posterior of the location, softmax(c_nu chi*) over the real tokens (hardmax at nu = inf)."
+        "Posterior of the location, softmax(c_nu chi*) over the real tokens (hardmax at nu = inf); positional models: see the subclasses."
         chi_star = np.asarray(chi_star, dtype=float)
         mask = np.ones(chi_star.shape, bool) if mask is None else np.asarray(mask, bool)
+        if self.positional: return _masked_softmax(self._logits(chi_star, mask), mask)
         if np.isinf(self.c_nu): return _hardmax(chi_star, mask)
         return _masked_softmax(self.c_nu * np.where(mask, chi_star, 0.0), mask)
 
@@ -172,21 +261,62 @@ class SLRModel:
 
 # %% ../../nbs/01a_slr_models.ipynb #7925f4c4
 class SpikedSLR(SLRModel):
-    "Spiked-SLR: the selected token is shifted by sqrt(nu) k*/sqrt(D); posterior softmax(sqrt(nu) chi*)."
+    "Spiked-SLR: the selected token is shifted by sqrt(nu) k*/sqrt(D); posterior softmax(sqrt(nu) chi*); optional prior and per-position nu."
     kind = "spiked"
+    def __init__(self, L, # sequence length: int >= 1 or a dict {length: probability}
+                 nu, # signal strength nu >= 0, or per-position strengths (vector, dict {L: vector} or callable L -> vector)
+                 noise:float=0.0, # label-noise standard deviation Delta >= 0
+                 prior=None, # location law pi (vector of length L, dict {L: vector} or callable L -> vector); None: uniform
+                ):
+        if not _is_vector(nu): super().__init__(L, nu, noise)
+        else:
+            super().__init__(L, 0.0, noise)
+            nu_pos = _per_position("nu", nu, self.length_probs, self.L_max, "nu")
+            vals = np.concatenate(list(nu_pos.values()))
+            if np.all(vals == vals[0]): self.nu = float(vals[0])         # constant: the exchangeable model
+            else:
+                self.nu_pos = nu_pos
+                self.nu = nu_pos[self.L_max] if not self.variable_length else nu_pos
+        if prior is not None:
+            pr = _per_position("prior", prior, self.length_probs, self.L_max, "prior")
+            if not all(np.allclose(v, 1.0 / l, rtol=1e-12, atol=0.0) for l, v in pr.items()): self.prior = pr
+        if self.positional:
+            self._sqrt_nu = self._table(lambda l: np.sqrt(self.nu_of(l)))
+            self._posterior_tables = (self._sqrt_nu, self._table(lambda l: np.log(self.prior_of(l)) - self.nu_of(l) / 2))
+
     @property
-    def c_nu(self) -> float: return math.sqrt(self.nu)
+    def c_nu(self) -> float:
+        if self.nu_pos is not None:
+            raise ValueError("c_nu is defined for a position-independent nu only; with per-position strengths use attnstat.slr.positional")
+        return math.sqrt(self.nu)
 
     def _draw_chi_eps(self, rng, n, lengths, mask):
         chi = rng.standard_normal((n, self.L_max))
-        eps = np.minimum((rng.random(n) * lengths).astype(int), lengths - 1)
-        chi[np.arange(n), eps] += math.sqrt(self.nu)
+        if self.prior is None: eps = np.minimum((rng.random(n) * lengths).astype(int), lengths - 1)
+        else:
+            cum = np.cumsum(self._table(self.prior_of)[lengths], axis=1)
+            eps = np.minimum((cum < rng.random(n)[:, None]).sum(axis=1), lengths - 1)
+        if not self.positional: chi[np.arange(n), eps] += math.sqrt(self.nu)
+        else: chi[np.arange(n), eps] += self._sqrt_nu[lengths, eps]
         return chi, eps
 
 # %% ../../nbs/01a_slr_models.ipynb #b94e8f70
 class MaxSLR(SLRModel):
-    "Max-SLR: i.i.d. Gaussian tokens and location drawn from softmax(nu chi*) (argmax at nu = inf)."
+    "Max-SLR: i.i.d. Gaussian tokens and location drawn from softmax(nu chi* + b*) (argmax at nu = inf)."
     kind = "max"
+    def __init__(self, L, # sequence length: int >= 1 or a dict {length: probability}
+                 nu:float, # inverse temperature nu >= 0 (inf: argmax)
+                 noise:float=0.0, # label-noise standard deviation Delta >= 0
+                 bias=None, # positional bias b* (vector of length L, dict {L: vector} or callable L -> vector); None: no bias
+                ):
+        super().__init__(L, nu, noise)
+        if bias is not None:
+            b = _per_position("bias", bias, self.length_probs, self.L_max, "bias")
+            if any(np.ptp(v) > 0 for v in b.values()):
+                if np.isinf(self.nu): raise ValueError("bias needs a finite nu: at nu = inf the location is the argmax of chi*, whatever the bias")
+                self.bias = b
+                self._posterior_tables = (self._table(lambda l: np.full(l, self.nu)), self._table(self.bias_of))
+
     @property
     def c_nu(self) -> float: return self.nu
 

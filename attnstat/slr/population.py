@@ -8,18 +8,18 @@ import math, warnings
 from dataclasses import dataclass
 import numpy as np
 from scipy import optimize, special
-from ..core import (check_real, check_int, check_choice, check_array, check_memory, spawn,
+from ..core import (check_real, check_int, check_choice, check_array, check_memory, check_seconds, spawn,
                            ConvergenceError, ConvergenceWarning)
-from ..gaussian import gauss_expect, cov_sqrt, _check_bool
+from ..gaussian import gauss_expect, cov_sqrt, _check_bool, hermite_rule
 from .models import SLRModel, SpikedSLR, MaxSLR
 from .activations import (Activation, NormalisedActivation, ElementwiseActivation, get_activation,
                                       softmax, linear, erf, softplus, attention_predict)
 
 # %% auto #0
-__all__ = ['LOG_ROUTE_MIN_SD', 'SOFTMAX_DECAY_RATE', 'population_risk_mc', 'empirical_risk', 'expected_max_gaussian',
-           'linear_optimal_risk', 'RiskTerms', 'PopulationRisk', 'risk_terms', 'population_risk', 'BayesRisk',
-           'bayes_risk', 'bayes_risk_L2', 'bayes_risk_mc', 'OptimalRisk', 'optimal_population_risk',
-           'optimal_risk_curve', 'linear_spiked_asymptote', 'bayes_spiked_asymptote']
+__all__ = ['LOG_ROUTE_MIN_SD', 'MAX_NU_LAPLACE_MAX', 'SOFTMAX_DECAY_RATE', 'population_risk_mc', 'empirical_risk',
+           'expected_max_gaussian', 'linear_optimal_risk', 'RiskTerms', 'PopulationRisk', 'risk_terms',
+           'population_risk', 'BayesRisk', 'bayes_risk', 'bayes_risk_L2', 'bayes_risk_mc', 'OptimalRisk',
+           'optimal_population_risk', 'optimal_risk_curve', 'linear_spiked_asymptote', 'bayes_spiked_asymptote']
 
 # %% ../../nbs/01c_slr_population.ipynb #ec1e62dd
 # input checks shared by the routines of this chapter
@@ -127,6 +127,7 @@ def empirical_risk(model:SLRModel, # SpikedSLR or MaxSLR
     k_star = check_array("k_star", k_star, ndim=1); D = len(k_star)
     k = check_array("k", k, shape=(D,)); v = check_array("v", v, shape=(D,))
     check_memory("batch * L * D", 8.0 * 3 * min(batch, n) * model.L_max * D)
+    check_seconds("n", 4e-7 * n * model.L_max * D) # run-time estimate: 5 s at n = 1e5, L = 3, D = 50 (measured, one core)
     s1, s2 = 0.0, 0.0
     for b, rng in enumerate(spawn(seed, -(-n // batch))):
         m = min(batch, n - b * batch)
@@ -203,6 +204,8 @@ def _s_grid(log_a, means, sd, ds, margin_lo=36.0, margin_hi=4.0):
     a, b = -hi - margin_lo, -lo + margin_hi
     # points on the fixed lattice ds * Z, so that the rule moves smoothly with the parameters
     # (the integrand is below e^-36 relative at both ends, where points appear or disappear)
+    # the grid grows with the score range (nu times the score sd): guard it and the (grid x nodes) arrays built on it
+    if (b - a) / ds > 2e4: check_memory("nu", 8.0 * 10 * 64 * ((b - a) / ds + 1)) # (only for big grids: ~0.1 ms)
     return ds * np.arange(math.floor(a / ds), math.ceil(b / ds) + 1)
 
 def _raise_n(n, n_req, quantise):
@@ -231,6 +234,8 @@ def _laplace_AB(log_a, # vectorised log a(u) of a normalised activation
     grid = mean_e + sd * np.linspace(-4, 4, 81)
     slope = float(np.max(np.abs(np.diff(log_a(grid))))) / (grid[1] - grid[0]) if sd > 0 else 0.0
     n = _raise_n(n, n_factor * sd * slope, quantise)
+    # the (s grid x n nodes) arrays grow with the score scale nu * sd: about ten of them live at once
+    if s.size * n > 10**6: check_memory("nu", 8.0 * 10 * s.size * n)
     S = s[:, None]
     def f_e(chi):
         u = np.exp(np.minimum(S + log_a(chi), 700.0))     # u = t a(chi); e^-u underflows cleanly to 0
@@ -338,6 +343,47 @@ def _laplace_log_softmax(mean_e:float, # mean of the selected token's score
     _LOG_MEMO[key] = out
     return dict(out)
 
+# %% ../../nbs/01c_slr_population.ipynb #c247e30d
+def _laplace_max_AB(log_a, # vectorised log a(u) of a normalised activation
+                    nu:float, # teacher inverse temperature (finite)
+                    m_k:float, # k.k*/D
+                    q_k:float, # k.k/D >= m_k^2
+                    lengths:dict, # {L: P(L)}
+                    n:int=96, # Gauss-Hermite nodes per Gaussian (raised to n_factor times the log-weight slopes)
+                    ds:float=0.25, # step of the log t and log s grids
+                    n_factor:float=40.0, # raise n to n_factor * slope (0: never)
+                    quantise:bool=False, # round raised orders up to powers of two (for optimisers)
+                   ) -> tuple:
+    "A, B, 1 - A, 1 - B of a normalised activation in max-SLR at finite nu, by the Laplace identity for both denominators."
+    r = math.sqrt(max(q_k - m_k * m_k, 0.0)); sd = math.sqrt(q_k)
+    _, B, _, cB = _laplace_AB(log_a, 0.0, q_k, lengths, n=n, ds=ds, complements=True, n_factor=n_factor, quantise=quantise)
+    g = np.linspace(-4, 4, 81) * max(sd, 1e-12)
+    sl = float(np.max(np.abs(np.diff(log_a(g))))) / (g[1] - g[0]) if sd > 0 else 0.0   # |(log a)'| over +- 4 sd
+    n1 = _raise_n(n, n_factor * max(nu, abs(m_k) * sl), quantise)
+    rs = r * sl                                                               # the xi-integrand varies on the scale 1/rs
+    n2 = 1 if rs < 1e-7 else _raise_n(16, min(4 * n_factor * rs, n) if 4 * n_factor * rs <= n else max(n, n_factor * rs), quantise)
+    x1, w1 = hermite_rule(n1)
+    x2, w2 = (np.zeros(1), np.ones(1)) if n2 == 1 else hermite_rule(n2)
+    su = _s_grid(lambda x: nu * np.asarray(x, float), (0.0,), 1.0, ds)      # log t: covers U = t e^{nu chi*}
+    sw = _s_grid(log_a, (0.0,), sd, ds)                                      # log s: covers V = s a(chi)
+    check_memory("nu, q_k (the score scales set the quadrature size)", 8.0 * (4 * min(sw.size, 64) * n1 * n2 + 8 * su.size * sw.size))
+    U = np.exp(np.minimum(su[:, None] + nu * x1[None, :], 700.0)); eU = np.exp(-U)
+    F0, F1 = eU * w1, U * eU * w1                                            # (log t, chi*) with the chi* weights
+    la = log_a(m_k * x1[:, None] + r * x2[None, :])                           # (chi*, xi)
+    H0, H1 = np.empty((sw.size, n1)), np.empty((sw.size, n1))
+    for i in range(0, sw.size, 64):                                          # xi-averages, in chunks of log s
+        V = np.exp(np.minimum(sw[i:i + 64, None, None] + la[None], 700.0)); eV = np.exp(-V)
+        H0[i:i + 64] = eV @ w2; H1[i:i + 64] = (V * eV) @ w2
+    G, K11 = F0 @ H0.T, F1 @ H1.T                                            # (log t, log s)
+    K10, K01 = F1 @ H0.T, F0 @ H1.T
+    with np.errstate(divide="ignore"): lG = np.log(G)
+    pw = lambda k: np.exp(k * lG) if k > 0 else np.ones_like(G)
+    A = cA = 0.0; h2 = ds * ds
+    for L, p in lengths.items():
+        A += p * L * h2 * float((K11 * pw(L - 1)).sum())
+        if L > 1: cA += p * L * (L - 1) * h2 * float((K10 * K01 * pw(L - 2)).sum())
+    return float(A), float(B), float(cA), float(cB)
+
 # %% ../../nbs/01c_slr_population.ipynb #a5204f1f
 @dataclass
 class RiskTerms:
@@ -362,11 +408,17 @@ class PopulationRisk:
     A: float # E[sigma_eps]
     B: float # E[||sigma||^2]
     method: str # the route used for A and B
-    m_k: float; q_k: float; m_v: float; q_v: float; c: float
+    m_k: float # key overlap with k*
+    q_k: float # key self-overlap
+    m_v: float # value overlap with v*
+    q_v: float # value self-overlap
+    c: float # offset (erf only)
 
 # %% ../../nbs/01c_slr_population.ipynb #afc7fa40
 # routes and the cancellation-free combination of A and B
 _METHODS = ("auto", "closed form", "gauss-hermite", "laplace", "monte carlo")
+MAX_NU_LAPLACE_MAX = 8.0 # max-SLR, normalised activations: the two-denominator Laplace route up to this nu (its chi*-rule
+                         # needs 40 nu nodes and a refinement to 80 nu within 1024: error 4e-6 at nu = 8, 3e-5 unseen at 12)
 
 def _excess(A, B, cA, cB, m_v, q_v):
     "1 - 2 m_v A + q_v B; through the complements 1 - A, 1 - B when A and B are close to 1 (no cancellation)."
@@ -375,15 +427,19 @@ def _excess(A, B, cA, cB, m_v, q_v):
 
 def _routes(model, act):
     "The deterministic routes available for (model, activation), best first."
+    if model.positional: return ["monte carlo"]   # the quadratures assume exchangeable tokens (see 01f_slr_positional)
     r = []
     if _closed_AB(model, act, 0.0, 1.0, 0.0) is not None: r.append("closed form")
     if isinstance(act, ElementwiseActivation): r.append("gauss-hermite")
-    if isinstance(act, NormalisedActivation) and model.kind == "spiked": r.append("laplace")
+    if isinstance(act, NormalisedActivation) and (model.kind == "spiked" or model.nu <= MAX_NU_LAPLACE_MAX): r.append("laplace")
     return r + ["monte carlo"]
 
 def _terms(model, act, m_k, q_k, c, method, n, ds, n_mc, seed, n_factor=40.0, quantise=False, fine=False):
     "(A, B, 1 - A, 1 - B) by the given route; the complements (computed without cancellation) only on the Laplace route, else None."
     sd = math.sqrt(q_k)
+    if method == "laplace" and model.kind == "max":     # finite nu: both softmax denominators by the Laplace identity
+        kw = dict(n=2 * n, ds=ds / 2) if fine else dict(n=n, ds=ds)
+        return _laplace_max_AB(act.log_a, model.nu, m_k, q_k, model.length_probs, n_factor=n_factor, quantise=quantise, **kw)
     # softmax: the log-space route (exact at any nu and L); an optimiser's search keeps the cheaper Gauss-Hermite rule
     # where that one is accurate (moderate scores and lengths)
     if method == "laplace" and act is softmax and sd >= LOG_ROUTE_MIN_SD and not (quantise and sd <= 4 and model.L_max <= 64):
@@ -483,6 +539,7 @@ def bayes_risk(model:SLRModel, # SpikedSLR or MaxSLR (any length law, nu = inf a
               ) -> BayesRisk:
     "Population Bayes risk noise^2 + 1 - E||softmax(c_nu chi*)||^2 (= noise^2 at nu = inf in max-SLR)."
     _check_model(model)
+    if model.positional: raise ValueError(f"bayes_risk assumes exchangeable tokens, but {model!r} has position dependence: use attnstat.slr.positional.bayes_risk_pos")
     n, ds = _check_quad(n, ds)
     if model.kind == "max" and np.isinf(model.nu): return BayesRisk(model.noise**2, 0.0, 0.0, "exact", -np.inf)
     accuracy = _check_bool("accuracy", accuracy)
@@ -529,6 +586,11 @@ class OptimalRisk:
     activation: str = "" # activation name
 
 # %% ../../nbs/01c_slr_population.ipynb #6d76da56
+def _independent_seed(seed) -> int:
+    "An integer seed whose draws are independent of those of `seed` (int or Generator), for re-evaluating an optimum."
+    if isinstance(seed, np.random.Generator): return int(seed.integers(2**62))
+    return int(np.random.SeedSequence([0 if seed is None else int(seed), 0x5EED]).generate_state(1, np.uint64)[0] >> 2)
+
 def optimal_population_risk(model:SLRModel, # SpikedSLR or MaxSLR
                             activation, # name or Activation
                             method:str="auto", # route for A and B (see `risk_terms`)
@@ -553,7 +615,7 @@ def optimal_population_risk(model:SLRModel, # SpikedSLR or MaxSLR
     elif method not in avail: raise ValueError(f"method must be one of {avail}, got {method!r}")
     n_mc = check_int("n_mc", n_mc, lo=2); n, _ = _check_quad(n, 0.25)
     cnu = model.c_nu
-    cap = (1e3 if np.isinf(cnu) else max(30.0, 10 * cnu)) if m_k_cap is None else check_real("m_k_cap", m_k_cap, lo=0.0, lo_open=True)
+    cap = (1e3 if np.isinf(cnu) else max(30.0, 10 * cnu)) if m_k_cap is None else check_real("m_k_cap", m_k_cap, lo=1e-5) # above the search's floor M_MIN = 1e-6
     free_c = act.has_offset and c is None
     c_fix = 0.0 if c is None else check_real("c", c)
     if x0 is not None:
@@ -620,10 +682,13 @@ def optimal_population_risk(model:SLRModel, # SpikedSLR or MaxSLR
     m, r = math.exp(float(th[0])), float(th[1]); cc = float(th[2]) if free_c else c_fix
     if m <= M_MIN * (1 + 1e-9): m = 0.0
     q = m * m + r * r
-    t = risk_terms(model, act, m, q, cc, method=method, n=n, n_mc=n_mc, seed=seed)
+    # Monte Carlo: the minimum of the search sample is biased low (the optimiser's curse); the reported risk is the
+    # risk of the chosen overlaps on an independent sample, an unbiased estimate of a value >= the optimum
+    seed_eval = _independent_seed(seed) if method == "monte carlo" else seed
+    t = risk_terms(model, act, m, q, cc, method=method, n=n, n_mc=n_mc, seed=seed_eval)
     excess = _excess(t.A, t.B, t.cA, t.cB, t.A / t.B, (t.A / t.B)**2)
     if method == "monte carlo":   # delta method on A^2/B with the per-sample estimates
-        a, b = _mc_AB(model, act, m, q, cc, n_mc, seed, per_sample=True)
+        a, b = _mc_AB(model, act, m, q, cc, n_mc, seed_eval, per_sample=True)
         g = 2 * t.A / t.B * a - t.A**2 / t.B**2 * b
         err = float(np.std(g, ddof=1) / math.sqrt(len(a)))
     else: err = 2 * abs(t.A) / t.B * t.err_A + t.A**2 / t.B**2 * t.err_B
@@ -631,7 +696,7 @@ def optimal_population_risk(model:SLRModel, # SpikedSLR or MaxSLR
     capped = abs(m) >= cap * (1 - 1e-6)
     out = OptimalRisk(d2 + excess, excess, err, m, q, mv, mv * mv, cc, t.A, t.B, method, converged, capped,
                       cap, n_eval[0], act.name)
-    _check_optimum(model, act, out, n, n_mc, seed)
+    _check_optimum(model, act, out, n, n_mc, seed_eval)
     return out
 
 # %% ../../nbs/01c_slr_population.ipynb #29d456d4

@@ -8,7 +8,7 @@ import math, time, warnings
 from dataclasses import dataclass, field
 import numpy as np
 from ..core import (ConvergenceError, check_real, check_positive, check_int, check_choice, as_generator, spawn,
-                           check_memory)
+                           check_memory, check_seconds)
 from ..fixed_point import fixed_point
 from ..gaussian import hermite_rule, mean_stderr, sobol_normal
 from .models import SLRModel, SpikedSLR, MaxSLR
@@ -16,9 +16,10 @@ from .activations import get_activation
 from .population import population_risk, population_risk_mc, bayes_risk
 
 # %% auto #0
-__all__ = ['ORDER', 'HATS', 'prox_objective', 'batched_newton', 'prox_newton', 'ChannelSample', 'channel_sample',
-           'channel_update', 'prior_update', 'channel_samples', 'stability', 'ridge_textbook', 'ReplicaResult',
-           'replica_erm', 'replica_curve', 'label_branches', 'MatrixReplicaResult', 'replica_erm_matrix']
+__all__ = ['ORDER', 'HATS', 'prox_objective', 'batched_newton', 'prox_newton', 'prox_global', 'ChannelSample', 'channel_sample',
+           'channel_update', 'prior_update', 'channel_samples', 'stability', 'rs_verdict', 'ridge_textbook',
+           'ReplicaResult', 'replica_erm', 'replica_curve', 'label_branches', 'MatrixReplicaResult',
+           'replica_erm_matrix']
 
 # %% ../../nbs/02a_slr_replica.ipynb #3a0baed5
 def _lsum(x):
@@ -237,6 +238,61 @@ def prox_newton(activation, # name or Activation
     return batched_newton(obj, chi, (omk, omv, y, mask), floor=1e-8 / Vk, xtol=xtol, max_iter=max_iter, neg_step=0.1 * math.sqrt(abs(Vk)),   # Vk < 0 only on diverging iterates
                           merge=merge)
 
+# %% ../../nbs/02a_slr_replica.ipynb #c9a2b002
+_RADII = (0.15, 0.3, 0.5, 0.75, 1.0)
+
+def _ball_design(L, normalised, n_scan, seed=20_251_201):
+    "Fixed scan design in the unit ball: a scrambled Sobol ball (K, L) and the attention-shifting token moves (directions, L)."
+    G = sobol_normal(2 ** max(1, int(round(math.log2(n_scan)))), L + 1, seed)
+    from scipy.special import ndtr
+    ball = G[:, :L] / np.linalg.norm(G[:, :L], axis=1, keepdims=True) * ndtr(G[:, L:]) ** (1.0 / L)
+    E = np.eye(L)
+    dirs = [E[l] for l in range(L)] + [(E[l] - E[m]) / math.sqrt(2) for l in range(L) for m in range(L) if l != m]
+    if not normalised:
+        dirs += [-E[l] for l in range(L)] + [s * (E[l] + E[m]) / math.sqrt(2) for l in range(L) for m in range(l + 1, L) for s in (1.0, -1.0)]
+    return ball, np.array(dirs)
+
+def prox_global(activation, # name or Activation
+                omk, # (n, L) omega^k
+                omv, # (n, L) omega^v
+                y, # (n,) labels
+                Vk:float, # V_k > 0
+                Vv:float, # V_v > 0
+                mask=None, # (n, L) bool, True on real tokens
+                c:float=0.0, # erf offset
+                warm=None, # (n, L) an extra start (a previous solution)
+                n_scan:int=512, # Sobol points of the scan design (plus the token moves)
+                keep:int=6, # best Sobol points per sample that Newton starts from
+                xtol:float=1e-10, # Newton tolerance
+               ) -> tuple:
+    "Global prox: Newton from omega^k, the warm start and the best points of a scan of the ball that holds the minimum: (chi, phi, n_unconverged)."
+    act = get_activation(activation)
+    n_scan, keep = check_int("n_scan", n_scan, lo=2), check_int("keep", keep, lo=0)
+    omk = np.asarray(omk, float); n, L = omk.shape
+    m = np.ones((n, L), bool) if mask is None else np.asarray(mask, bool)
+    R = np.sqrt(2 * Vk * np.maximum(prox_objective(act, omk, omk, omv, y, Vk, Vv, mask, c), 0.0))   # the ball of the minimum
+    ball, dirs = _ball_design(L, act.normalised, n_scan)
+    cand, cphi, rows = np.repeat(omk[:, None, :], max(keep, 1), 1), np.full((n, max(keep, 1)), np.inf), np.arange(n)
+    for d in ball:                                  # keep the `keep` lowest points of the Sobol ball per sample
+        xd = omk + (R[:, None] * d) * m
+        p = prox_objective(act, xd, omk, omv, y, Vk, Vv, mask, c)
+        j = np.argmax(cphi, 1); w = p < cphi[rows, j]
+        cand[rows[w], j[w]], cphi[rows[w], j[w]] = xd[w], p[w]
+    starts = ([] if warm is None else [np.asarray(warm, float)]) + [omk] + [cand[:, j] for j in range(keep)]
+    for d in dirs:                                  # each token move: a start at its best radius (a bracketing scan)
+        xs = np.stack([omk + (t * R[:, None] * d) * m for t in _RADII])
+        p = np.stack([prox_objective(act, xt, omk, omv, y, Vk, Vv, mask, c) for xt in xs])
+        starts.append(xs[np.argmin(p, 0), rows])
+    best = bphi = None; left = 0
+    for x0 in starts:
+        chi, phi, lf = prox_newton(act, omk, omv, y, Vk, Vv, mask, c, x0=x0, xtol=xtol, merge=None if best is None else (best, bphi))
+        left = max(left, lf)
+        if best is None: best, bphi = chi, phi
+        else:
+            b = phi < bphi; best[b] = chi[b]; bphi = np.where(b, phi, bphi)
+    return best, bphi, left
+
+
 # %% ../../nbs/02a_slr_replica.ipynb #734d20e1
 ORDER = ("m_k", "q_k", "V_k", "m_v", "q_v", "V_v")
 HATS = ("mhat_k", "qhat_k", "Vhat_k", "mhat_v", "qhat_v", "Vhat_v")
@@ -322,16 +378,22 @@ def channel_update(activation, # name or Activation
                    warm=None, # previous prox solution (n, L), an extra start
                    xtol:float=1e-10, # prox tolerance
                    vhat:str="stein", # estimator of Vhat: "stein" (counts prox jumps) or "jacobian" (implicit differentiation)
-                   starts:str="both", # prox starts: "both" (warm and omega^k, the lower phi per sample) or "warm" (warm only, if given)
+                   starts:str="both", # prox starts: "both" (warm and omega^k, the lower phi per sample), "warm" (warm only, if
+                                      # given) or "global" (prox_global: warm, omega^k and the scan of the ball)
                   ) -> tuple:
     "Channel side of the RS equations: multi-start Newton prox, then the six conjugates: (hats, aux)."
     act = get_activation(activation)
-    check_choice("starts", starts, ("both", "warm"))
+    check_choice("starts", starts, ("both", "warm", "global"))
     m_k, q_k, V_k, m_v, q_v, V_v = x
     omk, omv, _, _ = _fields(x, S)
     Ak, Bk, Av, Bv = _stein_weights(x, S)
     best, best_phi, n_better = None, None, 0
-    for x0 in ([omk] if warm is None else [warm] if starts == "warm" else [warm, omk]):
+    if starts == "global":       # the warm (or omega^k) minimum first: n_better counts the samples the global prox improves
+        best, best_phi, _ = prox_newton(act, omk, omv, S.y, V_k, V_v, S.mask, c, x0=warm, xtol=xtol)
+        chi, phi, _ = prox_global(act, omk, omv, S.y, V_k, V_v, S.mask, c, warm=best, xtol=xtol)
+        n_better = int(np.sum(phi < best_phi - 1e-12 * (1.0 + np.abs(best_phi))))
+        best, best_phi = chi, phi
+    for x0 in ([] if starts == "global" else [omk] if warm is None else [warm] if starts == "warm" else [warm, omk]):
         chi, phi, _ = prox_newton(act, omk, omv, S.y, V_k, V_v, S.mask, c, x0=x0, xtol=xtol,
                                   merge=None if best is None else (best, best_phi))
         if best is None: best, best_phi = chi, phi
@@ -369,6 +431,8 @@ def _rqmc_sample(model, m, seed):
     from scipy.special import ndtr
     L = model.L_max
     m = 2 ** int(round(math.log2(m)))
+    if model.kind == "spiked" and model.nu_pos is not None:   # a prior alone is fine (bias-free predictors are blind to it)
+        raise ValueError("per-position nu: the conditioned rqmc sample puts the location first; use integration='mc' (see 01f_slr_positional)")
     if model.kind == "spiked":     # conditioned form: 2L + 1 directions the prox sees, then the test noise
         G = sobol_normal(m, 3 * L + 1, seed)
         n = len(G)
@@ -464,6 +528,25 @@ def stability(activation, # name or Activation
     return dict(replicon=float(np.max(np.abs(np.linalg.eigvals(T3)))), T=T3,
                 Vhat_k_stein=st_k, Vhat_k_jac=jac_k, Vhat_v_stein=st_v, Vhat_v_jac=jac_v)
 
+# %% ../../nbs/02a_slr_replica.ipynb #b7e1a002
+def rs_verdict(replicon:float, # spectral radius rho of the smooth replicon map
+               replicon_se:float, # its standard error (NaN: counted as 0)
+               jumps=(), # (jump, jump_se, scale) per channel: Stein minus Jacobian Vhat, its s.e., lam + Vhat (= 1/V)
+               z:float=2.0, # standard errors of margin
+              ) -> str:
+    "Three-way RS stability verdict from the replicon and the jump parts: 'stable', 'unstable' or 'undetermined'."
+    z = check_positive("z", z)
+    se0 = lambda s: 0.0 if not np.isfinite(s) else float(s)
+    rho, rs = float(replicon), se0(replicon_se)
+    if not np.isfinite(rho): return "undetermined"
+    unstable, clear = rho - z * rs > 1.0, rho + z * rs < 1.0
+    for j, s, scale in jumps:
+        j, s, tau = abs(float(j)), se0(s), 0.05 * abs(float(scale))
+        if j > 3 * s and j > tau: unstable = True
+        elif not (j + z * s <= tau or (j <= z * s and s <= tau)): clear = False
+    return "unstable" if unstable else "stable" if clear else "undetermined"
+
+
 # %% ../../nbs/02a_slr_replica.ipynb #2fff7f2f
 def ridge_textbook(alpha:float, # sample ratio
                    lam:float, # ridge strength
@@ -486,9 +569,9 @@ class ReplicaResult:
 
     Integration error: the fixed point is solved on `n_rand` independent randomisations of the channel sample;
     every reported number is their mean and every `*_se` the standard deviation of the `n_rand` answers over
-    sqrt(n_rand). RS stability: `rs_stable` is True when the replicon is below 1 (`replicon < 1`) and neither jump
-    part is significant, where a jump part is significant when it exceeds three standard errors *and* 5% of the
-    Stein estimate of its Vhat."""
+    sqrt(n_rand). RS stability: `stability` is the three-way verdict of `rs_verdict` ("stable", "unstable",
+    "undetermined") from the replicon and the two jump parts with their standard errors; `rs_stable` is the same as
+    True / False / None."""
     alpha: float # sample ratio N/D
     lam_k: float # ridge strength of k
     lam_v: float # ridge strength of v
@@ -514,9 +597,10 @@ class ReplicaResult:
     jump_k_se: float = float("nan")
     jump_v: float = float("nan") # Vhat_v (Stein) - Vhat_v (Jacobian)
     jump_v_se: float = float("nan")
-    rs_stable: bool = True # replicon < 1 and no significant jump part (see the class docstring)
+    rs_stable: bool|None = True # True (stable), False (unstable), None (undetermined): see `stability`
     n_rand: int = 1 # independent randomisations of the channel sample
     integration: str = "mc" # "rqmc" or "mc"
+    stability: str = "stable" # three-way verdict of rs_verdict: "stable", "unstable" or "undetermined"
 
     def __getattr__(self, k):
         d = self.__dict__
@@ -535,7 +619,7 @@ class ReplicaResult:
                     test_error=self.test_error, test_error_se=self.test_error_se, excess=self.excess,
                     train_loss=self.train_loss, energy=self.energy, **self.se, replicon=self.replicon,
                     replicon_se=self.replicon_se, jump_k=self.jump_k, jump_k_se=self.jump_k_se, jump_v=self.jump_v,
-                    jump_v_se=self.jump_v_se, rs_stable=self.rs_stable, converged=self.converged, n_iter=self.n_iter,
+                    jump_v_se=self.jump_v_se, rs_stable=self.rs_stable, stability=self.stability, converged=self.converged, n_iter=self.n_iter,
                     residual=self.residual, n_mc=self.n_mc, n_rand=self.n_rand, integration=self.integration,
                     mc_seed=str(self.mc_seed), init=self.init if isinstance(self.init, str) else "given")
 
@@ -561,11 +645,12 @@ def _mc_test_error(act, x, S, noise, c):
     per = noise**2 + 1.0 - 2 * m_v * s[np.arange(len(s)), S.eps] + q_v * np.sum(s * s, -1)
     return float(per.mean()), float(per.std(ddof=1) / math.sqrt(len(per)))
 
-def _solve_one(act, S, x0, alpha, lam_k, lam_v, c, xtol, warm_chi, fp_kw, vhat="stein", starts="both", guard_rounds=2):
+def _solve_one(act, S, x0, alpha, lam_k, lam_v, c, xtol, warm_chi, fp_kw, vhat="stein", starts="both", guard_rounds=3, guard="global"):
     """The fixed point on one channel sample (common random numbers), then the conjugates at it. starts="both": both prox
-    starts at every evaluation. starts="warm": the map warm-starts the prox only; at the fixed point both starts run (the
-    guard against wrong local minima), and where the start from omega^k finds a lower minimum for some sample the
-    iteration continues from there (the last round with both starts at every evaluation)."""
+    starts (warm, omega^k) at every evaluation; "warm": the warm start only; "global": prox_global at every evaluation.
+    At the fixed point prox_global runs (the guard against wrong local minima), and where it finds a lower minimum for
+    some sample the iteration continues from there, warm-started in the new basins (up to guard_rounds more rounds; a
+    prox_global at every evaluation would make the map jump and stall the iteration)."""
     state = dict(chi=None if warm_chi is None else np.array(warm_chi, float), starts=starts)
     def F(x):
         if not (x[2] > 0 and x[5] > 0 and x[1] >= 0 and x[4] >= 0): return np.full(6, np.nan)
@@ -580,10 +665,9 @@ def _solve_one(act, S, x0, alpha, lam_k, lam_v, c, xtol, warm_chi, fp_kw, vhat="
     for rnd in range(guard_rounds + 1):
         res = fixed_point(F, x0, names=ORDER, **fp_kw)
         n_it += int(res.n_iter)
-        hats, aux = channel_update(act, res.x, S, alpha, c, state["chi"], xtol, vhat, "both")
-        if not res.converged or aux["n_better"] == 0 or state["starts"] == "both": break
+        hats, aux = channel_update(act, res.x, S, alpha, c, state["chi"], xtol, vhat, guard)
+        if not res.converged or aux["n_better"] == 0 or state["starts"] == guard: break
         state["chi"], x0 = aux["chi"], res.x
-        if rnd == guard_rounds - 1: state["starts"] = "both"
     res.n_iter = n_it
     return res, hats, aux
 
@@ -628,19 +712,26 @@ def replica_erm(model:SLRModel, # SpikedSLR or MaxSLR
                 vhat:str="stein", # estimator of Vhat in the map: "stein" (counts prox jumps) or "jacobian" (lower variance)
                 presolve:bool=True, # without warm start: first solve on an eighth of the first sample (fewer costly iterations)
                 warm_kw:dict|None=None, # fixed-point options for warm-started solves (default: Anderson from the first step, no damping)
-                prox_starts:str="both", # "both" (warm and omega^k at every map evaluation) or "warm" (omega^k only at the fixed point, as a guard)
+                prox_starts:str="both", # "both" (warm and omega^k at every map evaluation), "warm" or "global" (prox_global at every
+                                        # evaluation); in every case prox_global guards the fixed point
+                prox_guard:bool=True, # guard each fixed point with prox_global (False: the former two-start guard, for comparison)
                ) -> ReplicaResult:
     "Replica-symmetric fixed point of ridge square-loss ERM in the six-order-parameter form, with its stability diagnostics."
     if not isinstance(model, SLRModel): raise TypeError(f"model must be a SpikedSLR or MaxSLR, got {type(model).__name__}")
     act = get_activation(activation)
-    alpha = check_positive("alpha", alpha); lam = check_positive("lam", lam)
+    # above alpha = 1e5 the map overflows in float64 (the test error moves by < 1e-3 between alpha = 1e4 and 1e5)
+    alpha = check_real("alpha", alpha, lo=0.0, hi=1e5, lo_open=True); lam = check_positive("lam", lam)
+    c = check_real("c", c) # finite (erf offset)
     lam_k = lam if lam_k is None else check_positive("lam_k", lam_k)
     lam_v = lam if lam_v is None else check_positive("lam_v", lam_v)
     check_choice("on_fail", on_fail, ("raise", "warn")); check_choice("vhat", vhat, ("stein", "jacobian"))
-    check_choice("prox_starts", prox_starts, ("both", "warm"))
+    check_choice("prox_starts", prox_starts, ("both", "warm", "global"))
+    guard = "global" if prox_guard else "both"
     if sample is None: Ss = channel_samples(model, n_mc, mc_seed, integration, n_rand)
     else: Ss = [sample] if isinstance(sample, ChannelSample) else list(sample)
     R = len(Ss)
+    # run-time estimate: ~1 us per sample and token per map evaluation, ~100 evaluations (55 s at the defaults, loaded core)
+    check_seconds("n_mc", 1e-6 * 100 * sum(len(S.y) for S in Ss) * model.L_max)
     x0 = _start(model, init)
     warm = list(warm_chi) if isinstance(warm_chi, (list, tuple)) else [warm_chi] * R
     fp_kw = dict(damping=damping, atol=atol, rtol=rtol, max_iter=max_iter, on_fail=on_fail, method=method,
@@ -653,7 +744,7 @@ def replica_erm(model:SLRModel, # SpikedSLR or MaxSLR
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                r0, _, _ = _solve_one(act, S0, x0, alpha, lam_k, lam_v, c, xtol, None, dict(fp_kw, atol=10 * atol, on_fail="warn"), vhat, prox_starts)
+                r0, _, _ = _solve_one(act, S0, x0, alpha, lam_k, lam_v, c, xtol, None, dict(fp_kw, atol=10 * atol, on_fail="warn"), vhat, prox_starts, 0, guard)
             n_it += int(r0.n_iter)
             if np.all(np.isfinite(r0.x)) and r0.x[2] > 0 and r0.x[5] > 0: x0 = r0.x
         except ConvergenceError: pass
@@ -661,7 +752,7 @@ def replica_erm(model:SLRModel, # SpikedSLR or MaxSLR
     for i, S in enumerate(Ss):
         kw_i = dict(fp_kw, history=history and i == 0)
         if i > 0 or warm_chi is not None: kw_i.update(warm_kw)           # near the answer: Anderson from the first step
-        res, hats, aux = _solve_one(act, S, x0, alpha, lam_k, lam_v, c, xtol, warm[i], kw_i, vhat, prox_starts)
+        res, hats, aux = _solve_one(act, S, x0, alpha, lam_k, lam_v, c, xtol, warm[i], kw_i, vhat, prox_starts, guard=guard)
         if i == 0: hist = res.history
         if res.converged: x0 = res.x                      # warm start of the next randomisation
         x = res.x
@@ -684,15 +775,15 @@ def replica_erm(model:SLRModel, # SpikedSLR or MaxSLR
     se = {**{k + "_se": float(v) for k, v in zip(ORDER, x_se)}, **{k + "_se": float(v) for k, v in zip(HATS, h_se)},
           "train_loss_se": float(tl_se), "energy_se": float(en_se)}
     st = dict(replicon=float("nan"), replicon_se=float("nan"), jump_k=float("nan"), jump_k_se=float("nan"),
-              jump_v=float("nan"), jump_v_se=float("nan"), rs_stable=True)
+              jump_v=float("nan"), jump_v_se=float("nan"), rs_stable=None, stability="undetermined")
     if stabs:
         A = np.array(stabs); m_, s_ = _mean_se(A, len(A))
         jse_k, jse_v = (s_[1], s_[2]) if len(A) > 1 else (A[0, 3], A[0, 4])
         st = dict(replicon=float(m_[0]), replicon_se=float(s_[0]), jump_k=float(m_[1]), jump_k_se=float(jse_k),
                   jump_v=float(m_[2]), jump_v_se=float(jse_v))
-        sig = lambda j, s, vh: abs(j) > 3 * s and abs(j) > 0.05 * abs(vh)
-        st["rs_stable"] = bool(st["replicon"] < 1 and not sig(st["jump_k"], jse_k, cj["Vhat_k"])
-                               and not sig(st["jump_v"], jse_v, cj["Vhat_v"]))
+        st["stability"] = rs_verdict(st["replicon"], st["replicon_se"], [(st["jump_k"], jse_k, lam_k + cj["Vhat_k"]),
+                                                                        (st["jump_v"], jse_v, lam_v + cj["Vhat_v"])])
+        st["rs_stable"] = {"stable": True, "unstable": False}.get(st["stability"])
     return ReplicaResult(alpha, lam_k, lam_v, ov, cj, float(te), float(te_se), float(te) - noise**2, float(tl), float(en),
                          all(conv), n_it, resid, int(sum(len(S.y) for S in Ss)), mc_seed if sample is None else Ss[0].seed,
                          init, hist, chis, se, n_rand=R, integration=Ss[0].integration, **st)
