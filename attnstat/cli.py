@@ -612,7 +612,7 @@ def replica(model, L, nu, noise, activation, alpha, lam, lam_k, lam_v, n_mc, see
     "Replica prediction of ridge ERM: test error, train loss, overlaps, at each --alpha."
     from attnstat.slr.replica import replica_erm
     mdl = make_model(model, L, nu, noise)
-    rows = [replica_erm(mdl, activation, a, lam, lam_k=lam_k, lam_v=lam_v, n_mc=n_mc, mc_seed=seed, init=init, c=c).as_dict()
+    rows = [replica_erm(mdl, activation, a, lam, lam_k=lam_k, lam_v=lam_v, seed=seed, init=init, c=c, options=dict(n_mc=n_mc)).as_dict()
             for a in alpha]
     cols = {k: [r[k] for r in rows] for k in rows[0]}
     emit({"model": model, "L": L, "nu": nu, "noise": noise, "activation": activation, **cols}, as_json)
@@ -695,7 +695,7 @@ def bayes_branches(model, L, nu, noise, alpha, n_mc, seed, as_json):
 @click.option("--q0", type=float, default=0.25, show_default=True, help="Variance of the random start k, v ~ N(0, q0 I) > 0.")
 @click.option("--dt", type=float, default=None, help="Time step > 0 (default: from the curvature at the start, at most 0.1).")
 @click.option("--n-mc", "--n_mc", "n_mc", type=int, default=8192, show_default=True, help="Monte Carlo sequences per replicate >= 2 (symmetrised: twice as many are used).")
-@click.option("--n-rep", "--n_rep", "n_rep", type=int, default=2, show_default=True, help="Independent replicates >= 1 (their spread is the error).")
+@click.option("--n-rep", "--n_rep", "n_rep", type=int, default=4, show_default=True, help="Independent replicates >= 1 (their spread is the error; n_rep - 1 degrees of freedom).")
 @_mc_seed_option
 @click.option("--n-out", "--n_out", "n_out", type=int, default=9, show_default=True, help="Points of the output time grid >= 2.")
 @click.option("--D", "D", type=int, default=None, help="Also run online SGD in dimension D >= 4 (needs --eta > 0) and report it beside the ODE.")

@@ -244,7 +244,7 @@ def _check_kind(func, name, value, kinds, classes=False):
             checked = True
             if isinstance(value, str): return
         elif k not in ("None",):
-            cls = func.__globals__.get(k)
+            cls = inspect.unwrap(func).__globals__.get(k)   # (through decorators such as renamed_params)
             if not (inspect.isclass(cls) and cls.__module__.startswith("attnstat")): return   # a kind the layer does not check
             if not classes: return     # attnstat classes are checked after a failure (the function's own message first)
             checked = True

@@ -371,7 +371,7 @@ def error_vs_alpha_point(kind:str, # "replica", "simulation", "bayes" (finite-al
     from attnstat.slr.replica import replica_erm
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        r = replica_erm(model, activation, alpha, lam, n_mc=n_mc, mc_seed=seed, on_fail="warn")
+        r = replica_erm(model, activation, alpha, lam, seed=seed, on_fail="warn", options=dict(n_mc=n_mc))
     return {"error": r.test_error, "error_se": r.test_error_se, "converged": r.converged, "n_iter": r.n_iter,
             "residual": r.residual}
 

@@ -165,7 +165,7 @@ def quad_expect(f, # scalar function of one float
         raise TypeError(f"breakpoints must be a sequence of numbers, got {type(breakpoints).__name__}")
     pts = sorted({check_real("breakpoints", b) for b in breakpoints})
     epsabs, epsrel = check_positive("epsabs", epsabs, strict=False), check_positive("epsrel", epsrel, strict=False)
-    limit = check_int("limit", limit, lo=1, hi=10**6)
+    limit = check_int("limit", limit, lo=1, hi=10**6); full_output = _check_bool("full_output", full_output)
     # integrate over the standardised u = (t - mean) / std: the same integral, and no overflow for tiny or huge std
     ups = sorted({u for u in ((b - mean) / std for b in pts) if math.isfinite(u)})
     edges = [-np.inf, *ups, np.inf]

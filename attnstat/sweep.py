@@ -31,7 +31,7 @@ def point_key(point:dict, # parameter values
              ) -> tuple:
     "Canonical, order-independent identity of a parameter point."
     if not isinstance(point, dict): raise TypeError(f"point must be a dict of parameter values, got {type(point).__name__}")
-    if keys is not None and (isinstance(keys, (str, bytes)) or not hasattr(keys, "__iter__")):
+    if keys is not None and (not isinstance(keys, (list, tuple, set)) or not all(isinstance(k, str) for k in keys)):
         raise TypeError(f"keys must be a list of parameter names, got {type(keys).__name__}")
     keys = sorted(point if keys is None else keys)
     missing = [k for k in keys if k not in point]
@@ -85,9 +85,19 @@ def row_key(header:dict, # the cache header (params, version, seed)
             cells:list, # the row's cells as written in the file
            ) -> str:
     "Checksum of one row: the sweep's parameters, version and seed, the column names and the cells."
+    if not isinstance(header, dict): raise TypeError(f"header must be a dict (sweep_header), got {type(header).__name__}")
+    for name, v in (("columns", columns), ("cells", cells)):
+        if isinstance(v, (str, bytes)) or not isinstance(v, (list, tuple)):
+            raise TypeError(f"{name} must be a list, got {type(v).__name__}")
     blob = json.dumps([header.get("params"), header.get("version"), header.get("seed"), list(columns), list(cells)],
                       sort_keys=True, separators=(",", ":"))
     return hashlib.sha1(blob.encode()).hexdigest()[:16]
+
+def _check_path(name, path):
+    "TypeError naming `name` unless `path` is a str or os.PathLike."
+    if isinstance(path, bool) or not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"{name} must be a file path (str or os.PathLike), got {type(path).__name__}")
+    return Path(path)
 
 def _afresh(path):
     return (f"delete {str(path)!r} or start afresh (run_sweep(..., fresh=True); `attnstat reproduce --fresh`)")
@@ -136,6 +146,7 @@ def _read_cache(path) -> tuple[dict, list, int]:
 def read_sweep(path, # a CSV file written by `run_sweep`
               ) -> tuple[dict, list[dict]]:
     "Read a sweep cache: (header dict with params, version, seed, created; rows whose checksum holds, as dicts)."
+    _check_path("path", path)
     header, rows, _ = _read_cache(path)
     return header, rows
 
@@ -213,7 +224,7 @@ def _dask_client(scheduler):
 def lock_path(path, # the cache file
              ) -> Path:
     "The lock file that guards `path`: `.NAME.lock` beside it (so every machine that sees the folder sees the lock)."
-    path = Path(path)
+    path = _check_path("path", path)
     return path.parent / f".{path.name}.lock"
 
 def file_mode() -> int:
@@ -311,6 +322,8 @@ def run_sweep(func, # evaluated as func(**point); returns a dict of scalars or o
               lock_timeout:float|None=None, # seconds to wait for another run holding the cache (None: no limit)
              ) -> SweepRows:
     "Evaluate `func` on every point in parallel, with a progress bar, a locked CSV cache and resumption."
+    if points is None or isinstance(points, (str, bytes, dict)) or not hasattr(points, "__iter__"):
+        raise TypeError(f"points must be a list of dicts of parameter values, got {type(points).__name__}")
     points = list(points)
     if not all(isinstance(p, dict) for p in points): raise TypeError("points must be a list of dicts")
     backend = check_choice("backend", backend, BACKENDS)

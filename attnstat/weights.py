@@ -61,7 +61,7 @@ def safetensors_files(path, # a `.safetensors` file or a directory holding one o
 def detect_layout(names, # tensor names of a checkpoint
                  ) -> tuple:
     "The layout (`'bert'` or `'gpt2'`), the name prefix and the sorted layer indices of a checkpoint."
-    if isinstance(names, (str, bytes)) or not all(isinstance(n, str) for n in names):
+    if isinstance(names, (str, bytes)) or not hasattr(names, "__iter__") or not all(isinstance(n, str) for n in names):
         raise TypeError("names must be an iterable of tensor names (str)")
     names = list(names)
     found = {}
@@ -153,7 +153,7 @@ def safetensors_header(path, # a `.safetensors` file
 def _read_tensor(path:Path, name:str, header:dict, ndim:int|None, fh=None, check_mem:bool=True) -> np.ndarray:
     "The body of `read_weight` (no argument checks): one tensor, through `fh` when the caller holds the file open."
     if name == "__metadata__" or name not in header:
-        raise ValueError(f"{path}: no tensor named {name!r}" + (" ('__metadata__' holds the file's metadata, not a tensor)"
+        raise ValueError(f"{path}: name {name!r} is no tensor of the file" + (" ('__metadata__' holds the file's metadata)"
                                                                  if name == "__metadata__" else ""))
     info = header[name]
     where = f"{path}: tensor {name!r}"
@@ -162,7 +162,7 @@ def _read_tensor(path:Path, name:str, header:dict, ndim:int|None, fh=None, check
     if dt not in FLOAT_DTYPES:
         raise ValueError(f"{where} has dtype {dt}; attention weights must be floating point ({', '.join(FLOAT_DTYPES)})")
     if ndim is not None and len(shape) != ndim:
-        raise ValueError(f"{where} must have {ndim} dimension(s), got shape {shape}")
+        raise ValueError(f"{where} must have ndim = {ndim} dimension(s), got shape {shape}")
     if math.prod(shape) == 0: raise ValueError(f"{where} is empty (shape {shape})")
     if check_mem: check_memory(f"tensor {name!r}", 8 * math.prod(shape))
     nbytes = _DTYPE_SIZE[dt] * math.prod(shape)

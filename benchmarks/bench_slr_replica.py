@@ -13,7 +13,8 @@ which stays reachable as `integration="mc", n_rand=1`).
    L-BFGS-B on the concatenated batch (speed), then the miss rate (samples whose minimum is above the global one by more
    than 1e-8, against the many-start brute-force reference of tests/test_slr_replica.py) and the time, before (Newton from
    omega^k) and after (`prox_global`), and the effect on the fixed point (replica_erm with `prox_guard=False`, the former
-   solver, against the default). `--quick`: 2000 samples, no fixed points.
+   solver, against the default). `--quick`: 1000 samples, no fixed points.
+   Then the softmax prox at L = 5: the former 512-point scan against the L-scaled default (miss rate, CPU cost).
 
 Sections can be chosen by name: `python benchmarks/bench_slr_replica.py precision curve prox`; `--quick` runs every
 section at toy size (seconds: a smoke test that the benchmark still runs, not a measurement).
@@ -24,14 +25,14 @@ from scipy.optimize import minimize
 from attnstat.slr import SpikedSLR
 from attnstat.slr.replica import replica_erm, replica_curve, channel_sample, prox_newton, prox_objective, _fields
 
-def precision(seeds=range(8), **new):
+def precision(seeds=range(8), former_n=20_000, **new):
     m = SpikedSLR(2, 2.0)
     out = {}
-    for name, kw in (("former MC, n=2e4", dict(integration="mc", n_rand=1, n_mc=20_000)), ("default (RQMC, conditioned)", new)):
+    for name, kw in ((f"former MC, n={former_n:.0e}", dict(integration="mc", n_rand=1, n_mc=former_n)), ("default (RQMC, conditioned)", new)):
         te, se, ts, cs = [], [], [], []
         for s in seeds:
             t0, c0 = time.perf_counter(), time.process_time()
-            r = replica_erm(m, "softmax", 5.0, 0.1, mc_seed=s, **kw)
+            r = replica_erm(m, "softmax", 5.0, 0.1, seed=s, options=kw)
             ts.append(time.perf_counter() - t0); cs.append(time.process_time() - c0)
             te.append(r.test_error); se.append(r.test_error_se)
         out[name] = (np.std(te, ddof=1), np.mean(ts), np.sqrt(np.mean(np.square(se))), np.mean(te), np.mean(cs))
@@ -48,7 +49,7 @@ def curve(n_points=50, **new):
     alphas = np.geomspace(0.3, 20, n_points)
     t0 = time.perf_counter()
     rows = replica_curve(SpikedSLR(3, 1.0), "softmax", alphas, 0.1, starts=("informed",), directions=("down",),
-                         n_jobs=2, split=2, progress=False, **new)
+                         n_jobs=2, split=2, progress=False, options=new)
     t = time.perf_counter() - t0
     print(f"[2] {n_points}-point curve with stability diagnostics on 2 cores: {t:.1f} s, converged "
           f"{sum(r['converged'] for r in rows)}/{len(rows)}, verdicts {_verdict_counts(rows)}", flush=True)
@@ -56,8 +57,7 @@ def curve(n_points=50, **new):
 
 def baseline_curve():
     t0 = time.perf_counter()
-    rows = replica_curve(SpikedSLR(3, 1.0), "softmax", np.linspace(0.5, 20, 20), 0.1, starts=("informed",), directions=("down",),
-                         n_mc=20_000, integration="mc", n_rand=1, diagnostics=False, atol=1e-5, progress=False)
+    rows = replica_curve(SpikedSLR(3, 1.0), "softmax", np.linspace(0.5, 20, 20), 0.1, starts=("informed",), directions=("down",), progress=False, options=dict(n_mc=20_000, integration="mc", n_rand=1, diagnostics=False, atol=1e-5))
     t = time.perf_counter() - t0
     print(f"[2] former 20-point curve (plain MC, n=2e4, no diagnostics, one core): {t:.1f} s ({t / 20:.2f} s per point)")
     return t
@@ -70,7 +70,7 @@ def prox(n_mc=100_000, n_ref=10_000, quick=False):
     model = SpikedSLR(3, 1.0)
     x = np.array([0.8707, 2.3605, 2.6913, 1.0659, 1.3898, 0.6602])     # its fixed point (replica_erm, n_mc = 8192, seed 0)
     Vk, Vv = x[2], x[5]
-    if quick: n_mc, n_ref = 2000, 2000
+    if quick: n_mc, n_ref = 1000, 1000
     S = channel_sample(model, n_mc, 0)
     omk, omv, _, _ = _fields(x, S)
     t0 = time.perf_counter(); chi, phi, left = prox_newton("softmax", omk, omv, S.y, Vk, Vv, S.mask); t_newton = time.perf_counter() - t0
@@ -104,13 +104,33 @@ def prox(n_mc=100_000, n_ref=10_000, quick=False):
     print(f"[3] effect of the guard: test error {b.test_error - a.test_error:+.5f} ({(b.test_error - a.test_error) / math.hypot(a.test_error_se, b.test_error_se):+.1f} "
           f"combined s.e.), time {tb / ta:.2f}x (CPU {cb / ca:.2f}x)")
 
+def prox_L5(n_ref=10_000):
+    """The softmax prox at spiked L = 5, nu = 1, alpha = 5 (rho 6): the former scan (512 Sobol points, keep 6) against the
+    L-scaled default (2048, keep 12), miss rate against the test's many-start reference and the cost."""
+    import os
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
+    from test_slr_replica import _brute_prox
+    from attnstat.slr.replica import prox_global, channel_samples
+    x = np.array([0.3957, 4.7954, 4.621, 0.7682, 2.73, 1.9185])
+    S = channel_samples(SpikedSLR(5, 1.0), 16384, 11, "rqmc", 1)[0]
+    omk, omv, _, _ = _fields(x, S); omk, omv, y = omk[:n_ref], omv[:n_ref], S.y[:n_ref]
+    ref = _brute_prox("softmax", omk, omv, y, x[2], x[5], 0.0)
+    out = []
+    for name, kw in (("former scan 512 / keep 6", dict(n_scan=512, keep=6)), ("default scan 2048 / keep 12", {})):
+        c0 = time.process_time(); _, p, _ = prox_global("softmax", omk, omv, y, x[2], x[5], **kw); out.append(time.process_time() - c0)
+        g = p - ref
+        print(f"[3] L = 5, {name} on {n_ref} samples: miss rate {np.mean(g > 1e-8):.2e}, max(phi - phi_reference) = {g.max():.1e}, CPU {out[-1]:.2f} s")
+    print(f"[3] cost of the L = 5 scan: {out[1] / out[0]:.2f}x the former (CPU)", flush=True)
+
 if __name__ == "__main__":
     sections = [a for a in sys.argv[1:] if not a.startswith("--")] or ["precision", "curve", "prox"]   # e.g. `precision`
     quick = "--quick" in sys.argv                                                      # seconds, for a smoke test
-    if "precision" in sections: precision(seeds=range(2), n_mc=4096) if quick else precision()
+    if "precision" in sections: precision(seeds=range(2), former_n=2048, n_mc=2048, max_iter=40) if quick else precision()
     if "curve" in sections:
-        t = curve(n_points=4, n_mc=1024) if quick else curve()
+        t = curve(n_points=2, n_mc=512, max_iter=40) if quick else curve()
         if "--baseline" in sys.argv:
             tb = baseline_curve()
             print(f"[2] ratio per point (former / new with diagnostics): {(tb / 20) / (t / 50):.1f}x")
-    if "prox" in sections: prox(quick="--quick" in sys.argv)
+    if "prox" in sections:
+        prox(quick=quick)
+        prox_L5(n_ref=300 if quick else 10_000)

@@ -28,7 +28,7 @@ def _free_energy(act, p, S, alpha, lam, chi0):
 def test_free_energy_identity_and_stationarity(act):
     model, alpha, lam = SpikedSLR(2, 2.0), 3.0, 0.1
     S = channel_sample(model, 1000, seed=3)
-    r = replica_erm(model, act, alpha, lam, sample=S, atol=1e-9)
+    r = replica_erm(model, act, alpha, lam, sample=S, options=dict(atol=1e-9))
     assert r.converged
     chi0 = r.chi[0] if isinstance(r.chi, (list, tuple)) else r.chi
     p0 = np.concatenate([r.x, [r.conjugates[k] for k in HATS]])

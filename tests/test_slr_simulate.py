@@ -144,7 +144,7 @@ MODELS = {"spiked L2 nu2": SpikedSLR(2, 2.0), "spiked L3 nu2": SpikedSLR(3, 2.0)
 
 def _one(name, act, a, lam):
     m = MODELS[name]
-    r = replica_erm(m, act, a, lam, n_mc=N_MC, mc_seed=11, atol=1e-5)
+    r = replica_erm(m, act, a, lam, seed=11, options=dict(n_mc=N_MC, atol=1e-5))
     sims = [simulate_erm(m, act, a, lam, D, seed=s, n_test=5000).as_dict() for s in SEEDS]
     return r, summarise(sims, by=("alpha",))[0], sims
 

@@ -14,7 +14,7 @@ def test_replicon_reduces_to_ridge_condition(alpha, lam):
     with V from the closed form. Tolerance: 3 spreads over the 4 randomisations (measured ~1.5e-4) + 0.5% for the
     O(1/lam_k) leakage of the key (measured difference 5e-4 at alpha = 2)."""
     L = 3
-    r = replica_erm(SpikedSLR(L, 1.0), "linear", alpha, lam, lam_k=1e4, init="uninformed", n_mc=8192)
+    r = replica_erm(SpikedSLR(L, 1.0), "linear", alpha, lam, lam_k=1e4, init="uninformed", options=dict(n_mc=8192))
     V = ridge_textbook(alpha, lam / L, rho=1 / L, sigma2=1 - 1 / L)["V"]
     ref = alpha * V**2 / (1 + V)**2
     assert abs(r.replicon - ref) < 3 * r.replicon_se + 5e-3 * ref, (r.replicon, ref)
@@ -27,8 +27,8 @@ def test_stability_flags_match_the_landscape():
     part of Vhat_k ~ -0.03 at s.e. 4e-4, i.e. larger than Vhat_k itself); the same 8 starts find >= 3 distinct minima
     (measured 6) whose energies agree within 3% while their test errors spread by > 0.02 (measured 0.05)."""
     ms = SpikedSLR(2, 2.0); mu = SpikedSLR(3, 1.0)
-    rs = replica_erm(ms, "softmax", 2.0, 0.1, n_mc=4096)
-    ru = replica_erm(mu, "softmax", 1.5, 0.1, n_mc=4096)
+    rs = replica_erm(ms, "softmax", 2.0, 0.1, options=dict(n_mc=4096))
+    ru = replica_erm(mu, "softmax", 1.5, 0.1, options=dict(n_mc=4096))
     assert rs.rs_stable is True and rs.stability == "stable" and rs.replicon < 0.8
     assert ru.rs_stable is False and ru.stability == "unstable" and (ru.replicon > 1 or abs(ru.jump_k) > 3 * ru.jump_k_se)
     ss = simulate_erm(ms, "softmax", 2.0, 0.1, 250, restarts=8, seed=1, n_test=4000)
@@ -40,7 +40,7 @@ def test_stability_flags_match_the_landscape():
 def test_tiny_ridge_fails_fast():
     t0 = time.perf_counter()
     try:
-        r = replica_erm(SpikedSLR(3, 2.0), "softmax", alpha=5, lam=1e-12, n_mc=4096)
+        r = replica_erm(SpikedSLR(3, 2.0), "softmax", alpha=5, lam=1e-12, options=dict(n_mc=4096))
         assert r.converged
     except ConvergenceError as e:
         assert "lam" in str(e)
@@ -98,14 +98,21 @@ def test_conditioned_estimators_match_the_full_ones(model):
     assert np.all(np.abs(mf - mc) < 4 * np.hypot(sf, sc)), (mf, mc, sf, sc)
     assert np.all(sc[[0, 2, 3, 5]] < sf[[0, 2, 3, 5]] / 1.5)      # m-hats and V-hats: less integration noise (measured 2-11x)
 
-def test_reported_se_matches_the_spread_over_seeds():
+@pytest.fixture(scope="module")
+def seeds_at_alpha5():
+    """Spiked L = 2, nu = 2, alpha = 5, lam = 0.1 softmax at seeds 0-9, n_mc = 16384, with the diagnostics (they do not
+    change the fixed point): shared by the s.e. calibration and the heavy-tail test (about 25 s CPU once, not twice)."""
+    return [replica_erm(SpikedSLR(2, 2.0), "softmax", 5.0, 0.1, seed=s, options=dict(n_mc=16384)) for s in range(10)]
+
+def test_reported_se_matches_the_spread_over_seeds(seeds_at_alpha5):
     """The reported test_error_se (and m_k_se, q_v_se) is the spread of the n_rand = 4 randomisations over sqrt(4); over
     K = 10 independent seeds the measured spread s (K - 1 = 9 degrees of freedom) and the mean of the K reported se^2
     (each with 3 degrees of freedom: 30 in all) must agree: s^2 / mean(se^2) ~ F(9, 30) if the s.e. is honest, and
-    we require it inside the central 99% interval of that law, [0.18, 3.45] in variance, [0.42, 1.86] in s.e."""
+    we require it inside the central 99% interval of that law, [0.18, 3.45] in variance, [0.42, 1.86] in s.e. (10 seeds,
+    not fewer: with 8 the band is 0.36-2.00 in s.e. and no longer excludes the factor 1.9 of issue 18)."""
     from scipy.stats import f
     lo, hi = f.ppf(0.005, 9, 30), f.ppf(0.995, 9, 30)
-    rs = [replica_erm(SpikedSLR(2, 2.0), "softmax", 5.0, 0.1, n_mc=16384, mc_seed=s, diagnostics=False) for s in range(10)]
+    rs = seeds_at_alpha5
     for key in ("test_error", "m_k", "q_v"):
         vals = [getattr(r, key) for r in rs]
         ses = [getattr(r, key + "_se") for r in rs]
@@ -113,18 +120,18 @@ def test_reported_se_matches_the_spread_over_seeds():
         assert lo < ratio < hi, (key, ratio, lo, hi)
 
 def test_integration_error_is_reported():
-    r = replica_erm(SpikedSLR(2, 2.0), "softmax", 5.0, 0.1, n_mc=4096)
+    r = replica_erm(SpikedSLR(2, 2.0), "softmax", 5.0, 0.1, options=dict(n_mc=4096))
     assert r.n_rand == 4 and r.integration == "rqmc"
     for k in ("m_k_se", "q_k_se", "V_k_se", "m_v_se", "q_v_se", "V_v_se", "energy_se"):
         assert np.isfinite(r.se[k]) and r.se[k] > 0
     assert r.test_error_se > 0 and np.isfinite(r.jump_k_se)
-    old = replica_erm(SpikedSLR(2, 2.0), "softmax", 5.0, 0.1, n_mc=4096, integration="mc", n_rand=1)
+    old = replica_erm(SpikedSLR(2, 2.0), "softmax", 5.0, 0.1, options=dict(n_mc=4096, integration="mc", n_rand=1))
     assert old.n_rand == 1 and old.n_mc == 4096
     # the two integrations agree within their errors (6 s.e. combined: the mc one reports evaluation noise only)
     assert abs(old.test_error - r.test_error) < 6 * math.hypot(r.test_error_se, old.test_error_se) + 0.01
     # the Monte Carlo test error on the conditioned sample (key field m_k mu + sqrt(q_k) zeta) against the quadrature
     # value at the same overlaps: the evaluation noise of 4096 points is ~5e-3 relative; allow 4 of its s.e.
-    mc = replica_erm(SpikedSLR(2, 2.0), "softmax", 5.0, 0.1, n_mc=4096, test_method="monte carlo", diagnostics=False)
+    mc = replica_erm(SpikedSLR(2, 2.0), "softmax", 5.0, 0.1, options=dict(n_mc=4096, test_method="monte carlo", diagnostics=False))
     assert np.allclose(mc.x, r.x, atol=1e-5)
     from attnstat.slr.replica import _mc_test_error, channel_samples as _cs
     from attnstat.slr.activations import get_activation
@@ -135,38 +142,38 @@ def test_verdict_is_three_way_and_backward_compatible():
     """`stability` is rs_verdict of the replicon and jump parts; `rs_stable` is True / False / None for stable / unstable /
     undetermined; without diagnostics nothing is known (undetermined). The as_dict row carries both."""
     from attnstat.slr.replica import rs_verdict
-    r = replica_erm(SpikedSLR(2, 2.0), "softmax", 5.0, 0.1, n_mc=4096)
+    r = replica_erm(SpikedSLR(2, 2.0), "softmax", 5.0, 0.1, options=dict(n_mc=4096))
     assert r.stability == rs_verdict(r.replicon, r.replicon_se, [(r.jump_k, r.jump_k_se, r.lam_k + r.Vhat_k), (r.jump_v, r.jump_v_se, r.lam_v + r.Vhat_v)])
     assert {"stable": True, "unstable": False, "undetermined": None}[r.stability] is r.rs_stable
     row = r.as_dict(); assert row["stability"] == r.stability and row["rs_stable"] is r.rs_stable
-    n = replica_erm(SpikedSLR(2, 2.0), "softmax", 5.0, 0.1, n_mc=4096, diagnostics=False)
+    n = replica_erm(SpikedSLR(2, 2.0), "softmax", 5.0, 0.1, options=dict(n_mc=4096, diagnostics=False))
     assert n.stability == "undetermined" and n.rs_stable is None
     # a replicon within two standard errors of 1 is undetermined, whatever its side of 1
     assert rs_verdict(1.09, 0.09) == "undetermined" and rs_verdict(0.95, 0.03) == "undetermined"
     assert rs_verdict(1.09, 0.02) == "unstable" and rs_verdict(0.9, 0.02) == "stable"
 
 @pytest.mark.slow
-def test_replicon_has_no_heavy_tail_at_a_stable_point():
+def test_replicon_has_no_heavy_tail_at_a_stable_point(seeds_at_alpha5):
     """Spiked L = 2, nu = 2, alpha = 5, lam = 0.1 (clearly RS-stable): with the old two-start prox one seed in eight gave
     rho = 1.51 +- 1.04 (the others 0.44-0.48): a few samples left in a metastable prox minimum next to its spinodal, where
     the prox Hessian is nearly singular and the Jacobian J = -(I + K V)^-1 K explodes. With the global prox (prox_global
-    guarding every fixed point) all eight seeds give rho in 0.44-0.48 (measured), each 'stable'. Band: 0.40-0.52."""
-    rs = [replica_erm(SpikedSLR(2, 2.0), "softmax", 5.0, 0.1, mc_seed=s) for s in range(8)]
+    guarding every fixed point) all eight seeds give rho in 0.44-0.48 at the default n_mc and 0.43-0.51 at n_mc = 16384
+    (measured; the latter is run here, 4x cheaper, on the shared fixture's seeds 0-7), each 'stable'. Band: 0.40-0.53."""
+    rs = seeds_at_alpha5[:8]
     rho = np.array([r.replicon for r in rs])
-    assert np.all((rho > 0.40) & (rho < 0.52)), rho
+    assert np.all((rho > 0.40) & (rho < 0.53)), rho
     assert all(r.stability == "stable" for r in rs)
 
 @pytest.mark.slow
-@pytest.mark.parametrize("model,act,alpha", [(SpikedSLR(2, 2.0), "softmax", 2.0), (SpikedSLR(2, 2.0), "linear", 2.0),
-                                             (MaxSLR(3, np.inf), "softmax", 2.0)])
+@pytest.mark.parametrize("model,act,alpha", [(SpikedSLR(2, 2.0), "softmax", 2.0), (SpikedSLR(2, 2.0), "linear", 2.0)])
 def test_reported_se_is_calibrated_at_small_alpha(model, act, alpha):
-    """The calibration of the s.e. at small alpha and on other models and activations (three points of the sweep cached
+    """The calibration of the s.e. at small alpha and for linear attention (two points of the sweep cached
     in data/slr_replica_calibration.csv, same seeds 0-7, n_mc = 16384): spread over K = 8 seeds against the mean
     reported se^2 (8 x 3 degrees of freedom), inside the central 99% band of F(7, 24) (in s.e. units 0.36-2.00; the
-    sweep measured 0.61-1.73 at these three points)."""
+    sweep measured 0.61-1.73 at these two points; max-SLR, 4x costlier, is left to the sweep)."""
     from scipy.stats import f
     lo, hi = f.ppf(0.005, 7, 24), f.ppf(0.995, 7, 24)
-    rs = [replica_erm(model, act, alpha, 0.1, n_mc=16384, mc_seed=s) for s in range(8)]
+    rs = [replica_erm(model, act, alpha, 0.1, seed=s, options=dict(n_mc=16384)) for s in range(8)]
     for key in ("test_error", "m_k", "q_v"):
         ratio = np.var([getattr(r, key) for r in rs], ddof=1) / np.mean(np.square([getattr(r, key + "_se") for r in rs]))
         assert lo < ratio < hi, (key, math.sqrt(ratio), math.sqrt(lo), math.sqrt(hi))

@@ -170,7 +170,11 @@ def is_path(alt: str | None, src: str) -> bool:
             or bool(re.fullmatch(r"[0-9a-f]{16,}", a)))
 
 class _Quiet(http.server.SimpleHTTPRequestHandler):
+    "Serves the book like a static host: assets (not pages) cacheable for ten minutes, so a reader's second page reuses them."
     def log_message(self, *a): pass
+    def end_headers(self):
+        if not self.path.split("?")[0].endswith((".html", "/")): self.send_header("Cache-Control", "max-age=600")
+        super().end_headers()
 
 def serve(html: Path):
     "A local HTTP server for the built book on a free port (a thread); returns (server, base URL)."

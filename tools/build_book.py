@@ -121,12 +121,22 @@ MATHJAX_SRC = re.compile(r"<script\b[^>]*\bsrc=\"([^\"]*mathjax[^\"]*)\"", re.I)
 # ---- build-time math and page weight (issue 23): no page typesets in the browser ----------------------
 MATH_EL = re.compile(r'<(span|div) class="math notranslate nohighlight"([^>]*)>([\s\S]*?)</\1>')
 TEX_SEG = re.compile(r"\\\(([\s\S]*?)\\\)|\\\[([\s\S]*?)\\\]|(\\begin\{([a-zA-Z]+\*?)\}[\s\S]*?\\end\{\4\})")
-WIDGET_STATE = re.compile(r'application/vnd\.jupyter\.widget-(state|view)\+json')
+WIDGET_STATE = re.compile(r'<script\b[^>]*type="application/vnd\.jupyter\.widget-(state|view)\+json"')
 MATH_CSS, FONT_DIR = "attnstat-math.css", "mathjax-fonts"
+MATH_ITEMS = "attnstat-math-tex.json"   # every formula rendered into this output (an incremental build keeps the CSS complete)
 
 def has_widgets(text: str) -> bool:
-    "A page with saved ipywidgets state (it needs the embedder, and MathJax for the widget labels)."
+    "A page with saved ipywidgets state (it needs the embedder)."
     return bool(WIDGET_STATE.search(text))
+
+WIDGET_STATE_JSON = re.compile(r'<script\b[^>]*type="application/vnd\.jupyter\.widget-state\+json"[^>]*>([\s\S]*?)</script>')
+
+def widgets_need_mathjax(text: str) -> bool:
+    "Whether the saved widget state has TeX that the embedder typesets in the browser (labels with $...$ or \\(...\\), HTMLMath)."
+    for state in WIDGET_STATE_JSON.findall(text):
+        if "HTMLMathModel" in state or re.search(r'"(?:description|value|_options_labels)"\s*:\s*(?:\[[^\]]*)?"[^"]*(?:\$[^"$]+\$|\\\\\()', state):
+            return True
+    return False
 
 def _math_segments(text: str):
     "Yield (page-level match, [(segment match, tex, display)]) for every math element of a page."
@@ -173,7 +183,8 @@ def lazy_folds(text: str) -> tuple[str, int]:
 def prerender_math(html_dir: Path, book: Path = BOOK) -> dict:
     """Replace the TeX of every page by MathJax CHTML markup (tools/prerender_math.js, one node process for the whole
     book), write one stylesheet `_static/attnstat-math.css` and the woff fonts, and drop MathJax, its configuration
-    and the widget embedder from the pages that have no widgets. Returns {page: (formulas, kept MathJax)}."""
+    from every page whose widgets (if any) have no TeX labels, and the widget embedder from the pages without widgets.
+    Returns {page: (formulas, kept MathJax)}."""
     import html as _html
     pages = [p for p in sorted(html_dir.glob("*.html"))]
     texts = {p: p.read_text() for p in pages}
@@ -183,17 +194,26 @@ def prerender_math(html_dir: Path, book: Path = BOOK) -> dict:
             for s, tex, display in segs:
                 key = (tex, display)
                 if key not in where: where[key] = len(items); items.append([tex, int(display)])
+    static = html_dir / "_static"
+    cache = static / MATH_ITEMS
+    if cache.exists(): known = [tuple(x) for x in json.loads(cache.read_text())]
+    else:   # pages pre-rendered before the list existed: their TeX is in the aria-label of each formula
+        known = [(_html.unescape(m.group(1)), int(bool(m.group(2)))) for text in texts.values()
+                 for m in re.finditer(r'<mjx-container class="MathJax" jax="CHTML" role="img" aria-label="([^"]*)"( display="true")?', text)]
+    extra = [list(k) for k in dict.fromkeys(known) if (k[0], bool(k[1])) not in where]
     nm = book / "node_modules"
     if not (nm / "mathjax-full" / "js" / "mathjax.js").exists():
         sys.exit("book/node_modules/mathjax-full is missing: run `npm ci --prefix book` first (make book does)")
-    r = subprocess.run(["node", str(ROOT / "tools" / "prerender_math.js"), str(nm)], input=json.dumps({"items": items, "fontURL": FONT_DIR}),
+    # the formulas of pages rendered by an earlier run are rendered again (markup discarded) so that the adaptive
+    # stylesheet covers their characters too
+    r = subprocess.run(["node", str(ROOT / "tools" / "prerender_math.js"), str(nm)], input=json.dumps({"items": items + extra, "fontURL": FONT_DIR}),
                        capture_output=True, text=True)
     if r.returncode: sys.exit(f"math pre-rendering failed: {r.stderr[-2000:]}")
     out = json.loads(r.stdout)
     if out["errors"]:
         sys.exit("TeX errors (fix the formulas):\n" + "\n".join(f"  {items[i][0][:120]!r}: {msg}" for i, msg in out["errors"][:20]))
-    static = html_dir / "_static"
     (static / MATH_CSS).write_text(out["css"])
+    cache.write_text(json.dumps([[t, int(d)] for t, d in items] + extra, ensure_ascii=False))
     fonts = static / FONT_DIR
     fonts.mkdir(exist_ok=True)
     for f in (nm / "mathjax-full" / "es5" / "output" / "chtml" / "fonts" / "woff-v2").glob("*.woff"): shutil.copy2(f, fonts / f.name)
@@ -216,11 +236,17 @@ def prerender_math(html_dir: Path, book: Path = BOOK) -> dict:
             parts.append(body[last:])
             return f'<{m.group(1)} class="math notranslate nohighlight attnstat-prerendered"{m.group(2)}>{"".join(parts)}</{m.group(1)}>'
         text = MATH_EL.sub(element, text)
-        keep = has_widgets(text)
-        if not keep:   # no widgets: no MathJax, no MathJax configuration, no embedder, no widget-label shim
-            text = re.sub(r'<script\b[^>]*\bsrc="[^"]*(?:mathjax[^"]*|embed\.js|attnstat-widget-labels\.js)[^"]*"[^>]*>\s*</script>\s*', "", text, flags=re.I)
+        widgets = has_widgets(text)
+        keep = widgets and widgets_need_mathjax(text)
+        if not keep:   # no TeX left for the browser: no MathJax, no MathJax configuration, no widget-label shim
+            text = re.sub(r'<script\b[^>]*\bsrc="[^"]*(?:mathjax[^"]*|attnstat-widget-labels\.js)[^"]*"[^>]*>\s*</script>\s*', "", text, flags=re.I)
             text = re.sub(r"<script>\s*window\.MathJax\s*=[\s\S]*?</script>\s*", "", text)
+        if not widgets:   # and no widget embedder without widgets
+            text = re.sub(r'<script\b[^>]*\bsrc="[^"]*embed\.js[^"]*"[^>]*>\s*</script>\s*', "", text, flags=re.I)
         text, _ = lazy_folds(text)
+        if p.name != "search.html":   # the theme's inline search loads the whole index in <head>: let the page parse first
+            text = re.sub(r'<script src="((?:_static/)?(?:searchtools|language_data)\.js|searchindex\.js)"></script>',
+                          r'<script defer src="\1"></script>', text)
         if MATH_CSS not in text:
             text = text.replace("</head>", f'<link rel="stylesheet" type="text/css" href="_static/{MATH_CSS}" />\n</head>', 1)
         p.write_text(text)
@@ -232,13 +258,19 @@ def check_pages(html_dir: Path):
     without widgets (more than one MathJax on a page with widgets), a MathJax path under _static, `#|` directives
     or stderr in the text."""
     bad = []
+    css_path = html_dir / "_static" / MATH_CSS
+    css = css_path.read_text() if css_path.exists() else ""
     for page in sorted(html_dir.glob("*.html")):
         if page.name in ("genindex.html", "search.html"): continue
         text = page.read_text(errors="ignore")
         if re.search(r'http-equiv="refresh"', text, re.I): continue   # a redirect page
+        glyphs = set(re.findall(r'<mjx-c class="(mjx-c[0-9A-F]+(?: TEX-[A-Z0-9]+)?)"', text))
+        nocss = [g for g in glyphs if "." + g.replace(" ", ".") + "::before" not in css]
+        if nocss: bad.append(f"{page.name}: {len(nocss)} character(s) of its formulas are not in {MATH_CSS}, e.g. {nocss[:3]}")
         srcs = MATHJAX_SRC.findall(text)
         widgets = has_widgets(text)
-        if not widgets and srcs: bad.append(f"{page.name}: MathJax loaded on a page without widgets (math is pre-rendered): {srcs[:3]}")
+        if srcs and not (widgets and widgets_need_mathjax(text)):
+            bad.append(f"{page.name}: MathJax loaded on a page whose math is all pre-rendered: {srcs[:3]}")
         if widgets and len(srcs) > 1: bad.append(f"{page.name}: {len(srcs)} MathJax scripts (expected at most 1): {srcs[:3]}")
         if srcs and "_static/mathjax" in srcs[0].replace("_static/../", ""): bad.append(f"{page.name}: MathJax loaded from _static: {srcs[0]}")
         if not widgets and re.search(r'<script\b[^>]*src="[^"]*embed\.js', text): bad.append(f"{page.name}: the widget embedder is loaded on a page without widgets")
@@ -373,7 +405,7 @@ def postprocess(html: Path) -> None:
     t0 = time.time()
     summary = prerender_math(html)
     print(f"math pre-rendered: {sum(n for n, _ in summary.values())} formulas on {len(summary)} pages in {time.time() - t0:.0f} s; "
-          f"MathJax and the widget embedder kept on {sum(k for _, k in summary.values())} page(s) with widgets", flush=True)
+          f"MathJax kept on {sum(k for _, k in summary.values())} page(s) (widgets with TeX labels)", flush=True)
     bad = check_offline(html)
     if bad: sys.exit("off-site resources loaded by the built HTML:\n" + "\n".join(bad))
     bad = check_pages(html)

@@ -6,7 +6,8 @@
 // in.json:  {"items": [[tex, display], ...], "fontURL": "mathjax-fonts"}
 // out.json: {"html": [markup, ...], "errors": [[index, message], ...], "css": "..."}
 // One MathJax document renders every formula of the book, so the stylesheet (adaptive CSS: only the
-// characters that occur) covers all pages and is written once.
+// characters that occur in the whole book: tools/build_book.py sends every formula it has ever rendered into this
+// output folder, see MATH_ITEMS) covers all pages and is written once.
 const path = require("path");
 const modules = path.resolve(process.argv[2]);
 const req = (p) => require(path.join(modules, "mathjax-full", "js", p));
@@ -26,7 +27,7 @@ process.stdin.on("end", () => {
   // noundefined/noerrors are left out: an unknown macro or a TeX error is reported, not rendered red
   const packages = AllPackages.filter((p) => p !== "noundefined" && p !== "noerrors" && p !== "bussproofs");
   const tex = new TeX({ packages, formatError: (jax, err) => { throw err; } });
-  const chtml = new CHTML({ fontURL: input.fontURL || "mathjax-fonts", adaptiveCSS: false });
+  const chtml = new CHTML({ fontURL: input.fontURL || "mathjax-fonts", adaptiveCSS: true });
   const doc = mathjax.document("", { InputJax: tex, OutputJax: chtml });
   const html = [], errors = [];
   input.items.forEach(([src, display], i) => {

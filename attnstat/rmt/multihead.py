@@ -127,10 +127,10 @@ class MultiheadTheory:
     ybar: np.ndarray # deterministic equivalent of y^T Q y/n
     ridge: np.ndarray # E_RR closed form on the same grid
     delta: np.ndarray # self-energies (for residual="concat": those of the concatenated fixed point)
-    eta: np.ndarray
-    theta: np.ndarray
+    eta: np.ndarray # self-energy eta per gamma
+    theta: np.ndarray # self-energy theta per gamma
     converged: np.ndarray # per gamma
-    n_iter: np.ndarray
+    n_iter: np.ndarray # fixed-point iterations per gamma
     residual: np.ndarray # undamped residual of the fixed-point map per gamma
     params: dict = field(default_factory=dict) # c, activation, H, heads, residual, a1, sigma2, d, omega, head weights
     @property
@@ -352,8 +352,10 @@ class MultiheadSimulation:
     gamma: np.ndarray # the grid (G,)
     train: dict # readout -> (trials, G) interpolation errors
     test: dict # readout -> (trials, G) fresh-token test errors (empty when n_test = 0)
-    params: dict = field(default_factory=dict)
-    def stats(self, readout:str, kind:str="train") -> tuple:
+    params: dict = field(default_factory=dict) # the parameters of the simulation
+    def stats(self, readout:str, # a readout name (a key of `train`)
+              kind:str="train", # "train" (interpolation) or "test" (fresh tokens)
+             ) -> tuple:
         "Mean and standard error over trials of a readout's 'train' or 'test' errors."
         check_choice("kind", kind, ("train", "test"))
         return mean_stderr(getattr(self, kind)[readout], axis=0)

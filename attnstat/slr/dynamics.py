@@ -160,7 +160,9 @@ def flow_rhs(M, # (2, 2) overlaps
 # %% ../../nbs/01e_slr_dynamics.ipynb #62c247a5
 OVERLAP_NAMES = ("m_k", "m_kv", "m_vk", "m_v", "q_k", "q_kv", "q_v")
 
-def overlaps_of(M, C) -> np.ndarray:
+def overlaps_of(M, # (..., 2, 2) overlaps with the teacher: rows (k, v), columns (k*, v*)
+                C, # (..., 2, 2) covariance of the parts of (k, v) orthogonal to the teacher
+               ) -> np.ndarray:
     "The seven overlaps (m_k, m_kv*, m_vk*, m_v, q_k, q_kv, q_v) of (M, C), along the last two axes."
     M = np.asarray(M, float); Q = M @ np.swapaxes(M, -1, -2) + np.asarray(C, float)
     return np.stack([M[..., 0, 0], M[..., 0, 1], M[..., 1, 0], M[..., 1, 1], Q[..., 0, 0], Q[..., 0, 1], Q[..., 1, 1]], axis=-1)
@@ -182,7 +184,7 @@ class Trajectory:
     "Solution of the overlap ODE on a time grid, with its Monte Carlo error and step-size diagnostics."
     t: np.ndarray # (T,) times
     overlaps: np.ndarray # (T, 7) mean over replicates of (m_k, m_kv*, m_vk*, m_v, q_k, q_kv, q_v)
-    err: np.ndarray # (T, 7) Monte Carlo error: spread (standard deviation / sqrt(n_rep)) over independent draws
+    err: np.ndarray # (T, 7) Monte Carlo standard error: standard deviation / sqrt(n_rep) over n_rep independent draw sets (n_rep - 1 degrees of freedom)
     risk: np.ndarray # (T,) population risk E(y - f)^2 (not halved; ridge excluded) along the path
     risk_err: np.ndarray # (T,) Monte Carlo error of risk (spread over replicates)
     M: np.ndarray # (T, 2, 2) overlaps M (mean over replicates)
@@ -197,8 +199,15 @@ class Trajectory:
     method: str # "heun" (ODE) or "gd" (the exact population-GD map with step dt)
     n_mc: int # symmetrised sequences per replicate
     n_rep: int # independent replicates
-    def at(self, name:str) -> np.ndarray: return self.overlaps[:, OVERLAP_NAMES.index(name)]
-    def err_of(self, name:str) -> np.ndarray: return self.err[:, OVERLAP_NAMES.index(name)]
+    def at(self, name:str, # an overlap name of OVERLAP_NAMES
+          ) -> np.ndarray: return self.overlaps[:, OVERLAP_NAMES.index(name)]
+    def err_of(self, name:str, # an overlap name of OVERLAP_NAMES
+              ) -> np.ndarray: return self.err[:, OVERLAP_NAMES.index(name)]
+    def ci(self, name:str, # an overlap name of OVERLAP_NAMES
+           level:float=0.95, # confidence level of the interval
+          ) -> np.ndarray:
+        "Half-width of the two-sided Student-t interval of one overlap, t_{(1+level)/2, n_rep-1} err (nan for n_rep = 1)."
+        return special.stdtrit(self.n_rep - 1, 0.5 * (1 + level)) * self.err_of(name) if self.n_rep > 1 else np.full(len(self.t), np.nan)
 
 def _hvp_power(M, C, draws, act, lam, c, iters=8, h=1e-4):
     "Largest eigenvalue of the Hessian of r(W~) by power iteration on central-difference Hessian-vector products."
@@ -222,7 +231,7 @@ def integrate(model:SLRModel, # SpikedSLR or MaxSLR
               dt:float|None=None, # time step (default: 0.8 / curvature, at most 0.1)
               method:str="heun", # "heun" (second-order ODE solver) or "gd" (exact population-GD map W~ -= dt grad)
               n_mc:int=60_000, # sequences per replicate (before symmetrisation)
-              n_rep:int=2, # independent replicates (their spread is the Monte Carlo error)
+              n_rep:int=4, # independent replicates (their spread is the Monte Carlo error; n_rep - 1 degrees of freedom)
               seed=0, # int or numpy Generator
               n_out:int=81, # points of the output time grid
               adapt:bool=True, # halve a step that raises the risk (gradient flow) instead of raising ConvergenceError
@@ -334,7 +343,8 @@ class SimResult:
     def err(self) -> np.ndarray:
         S = self.overlaps.shape[0]
         return np.nanstd(self.overlaps, axis=0, ddof=1) / math.sqrt(S) if S > 1 else np.full(self.overlaps.shape[1:], np.nan)
-    def at(self, name:str) -> np.ndarray: return self.overlaps[..., OVERLAP_NAMES.index(name)]
+    def at(self, name:str, # an overlap name of OVERLAP_NAMES
+          ) -> np.ndarray: return self.overlaps[..., OVERLAP_NAMES.index(name)]
 
 def _sim_overlaps(W, D):
     "Overlaps of a batch of weights W (S, D, 2) with the teacher k* = sqrt(D) e_1, v* = sqrt(D) e_2."

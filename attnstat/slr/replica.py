@@ -7,7 +7,7 @@ from __future__ import annotations
 import math, time, warnings
 from dataclasses import dataclass, field
 import numpy as np
-from ..core import (ConvergenceError, check_real, check_positive, check_int, check_choice, as_generator, spawn,
+from ..core import (renamed_params, ConvergenceError, check_real, check_positive, check_int, check_choice, as_generator, spawn,
                            check_memory, check_seconds)
 from ..fixed_point import fixed_point
 from ..gaussian import hermite_rule, mean_stderr, sobol_normal
@@ -16,10 +16,10 @@ from .activations import get_activation
 from .population import population_risk, population_risk_mc, bayes_risk
 
 # %% auto #0
-__all__ = ['ORDER', 'HATS', 'prox_objective', 'batched_newton', 'prox_newton', 'prox_global', 'ChannelSample', 'channel_sample',
-           'channel_update', 'prior_update', 'channel_samples', 'stability', 'rs_verdict', 'ridge_textbook',
-           'ReplicaResult', 'replica_erm', 'replica_curve', 'label_branches', 'MatrixReplicaResult',
-           'replica_erm_matrix']
+__all__ = ['ORDER', 'HATS', 'OPTION_NAMES', 'prox_objective', 'batched_newton', 'prox_newton', 'prox_global', 'ChannelSample',
+           'channel_sample', 'channel_update', 'prior_update', 'channel_samples', 'stability', 'rs_verdict',
+           'ridge_textbook', 'ReplicaResult', 'ReplicaOptions', 'replica_options', 'replica_erm', 'replica_curve',
+           'label_branches', 'MatrixReplicaResult', 'replica_erm_matrix']
 
 # %% ../../nbs/02a_slr_replica.ipynb #3a0baed5
 def _lsum(x):
@@ -261,14 +261,16 @@ def prox_global(activation, # name or Activation
                 mask=None, # (n, L) bool, True on real tokens
                 c:float=0.0, # erf offset
                 warm=None, # (n, L) an extra start (a previous solution)
-                n_scan:int=512, # Sobol points of the scan design (plus the token moves)
-                keep:int=6, # best Sobol points per sample that Newton starts from
+                n_scan:int=None, # Sobol points of the scan design (plus the token moves); default 512 * 2^max(0, L - 3)
+                keep:int=None, # best Sobol points per sample that Newton starts from; default 6, 2 L + 2 for L > 3
                 xtol:float=1e-10, # Newton tolerance
                ) -> tuple:
     "Global prox: Newton from omega^k, the warm start and the best points of a scan of the ball that holds the minimum: (chi, phi, n_unconverged)."
     act = get_activation(activation)
-    n_scan, keep = check_int("n_scan", n_scan, lo=2), check_int("keep", keep, lo=0)
     omk = np.asarray(omk, float); n, L = omk.shape
+    if n_scan is None: n_scan = 512 * 2 ** max(0, L - 3)     # the ball's volume grows with L: at L = 5, 512 points missed 1 in 1e4
+    if keep is None: keep = 6 if L <= 3 else 2 * L + 2
+    n_scan, keep = check_int("n_scan", n_scan, lo=2), check_int("keep", keep, lo=0)
     m = np.ones((n, L), bool) if mask is None else np.asarray(mask, bool)
     R = np.sqrt(2 * Vk * np.maximum(prox_objective(act, omk, omk, omv, y, Vk, Vv, mask, c), 0.0))   # the ball of the minimum
     ball, dirs = _ball_design(L, act.normalised, n_scan)
@@ -594,9 +596,9 @@ class ReplicaResult:
     replicon: float = float("nan") # spectral radius rho of the linear map T (smooth replicon); RS needs rho < 1
     replicon_se: float = float("nan") # its standard error
     jump_k: float = float("nan") # Vhat_k (Stein) - Vhat_k (Jacobian): contribution of prox jumps
-    jump_k_se: float = float("nan")
+    jump_k_se: float = float("nan") # its standard error
     jump_v: float = float("nan") # Vhat_v (Stein) - Vhat_v (Jacobian)
-    jump_v_se: float = float("nan")
+    jump_v_se: float = float("nan") # its standard error
     rs_stable: bool|None = True # True (stable), False (unstable), None (undetermined): see `stability`
     n_rand: int = 1 # independent randomisations of the channel sample
     integration: str = "mc" # "rqmc" or "mc"
@@ -622,6 +624,60 @@ class ReplicaResult:
                     jump_v_se=self.jump_v_se, rs_stable=self.rs_stable, stability=self.stability, converged=self.converged, n_iter=self.n_iter,
                     residual=self.residual, n_mc=self.n_mc, n_rand=self.n_rand, integration=self.integration,
                     mc_seed=str(self.mc_seed), init=self.init if isinstance(self.init, str) else "given")
+
+# %% ../../nbs/02a_slr_replica.ipynb #9d956ba9
+@dataclass(frozen=True)
+class ReplicaOptions:
+    "The solver and integration knobs of `replica_erm` (as `scipy.optimize.minimize`'s `options`); the defaults suit most uses."
+    n_mc: int = 65_536 # samples over all randomisations (rqmc: n_rand Sobol nets of 2^k points)
+    integration: str = "rqmc" # "rqmc" (scrambled Sobol nets) or "mc" (i.i.d. draws, the former default)
+    n_rand: int = 4 # independent randomisations: their spread is the reported integration error
+    damping: float = 0.3 # weight on the OLD iterate, x <- (1 - damping) F(x) + damping x
+    method: str = "anderson" # fixed-point iteration: "anderson" acceleration or plain "damped"
+    anderson_m: int = 5 # Anderson history length
+    anderson_start: float = 1e-2 # damped steps until the undamped residual is below this, then Anderson
+    atol: float = 1e-6 # tolerance on the undamped residual
+    rtol: float = 0.0 # relative tolerance
+    max_iter: int = 500 # maximum evaluations of the map (per randomisation)
+    history: bool = False # keep the iterates
+    xtol: float = 1e-10 # prox tolerance
+    test_method: str = "auto" # route of population_risk for the test error, or "monte carlo"
+    diagnostics: bool = True # compute the RS stability diagnostics
+    vhat: str = "stein" # estimator of Vhat in the map: "stein" (counts prox jumps) or "jacobian" (lower variance)
+    presolve: bool = True # without warm start: first solve on an eighth of the first sample (fewer costly iterations)
+    warm_kw: dict|None = None # fixed-point options for warm-started solves (default: Anderson from the first step, no damping)
+    prox_starts: str = "both" # "both" (warm and omega^k at every map evaluation), "warm" or "global" (prox_global at every evaluation); in every case prox_global guards the fixed point
+
+OPTION_NAMES = tuple(ReplicaOptions.__dataclass_fields__)
+
+def _user_stacklevel() -> int:
+    "The stacklevel of the first frame outside attnstat (and functools), for warnings about the caller's code."
+    import sys
+    level, f = 1, sys._getframe(1)
+    while f is not None and (f.f_globals.get("__name__", "").startswith(("attnstat.", "functools")) ):
+        level += 1; f = f.f_back
+    return level
+
+def replica_options(options=None, # a ReplicaOptions, a dict of its fields, or None (the defaults)
+                    legacy:dict|None=None, # fields passed as keywords to replica_erm (deprecated)
+                   ) -> ReplicaOptions:
+    "The options of a replica solve: `options` updated by the deprecated keywords (with a DeprecationWarning naming them)."
+    import dataclasses
+    if options is None: o = ReplicaOptions()
+    elif isinstance(options, ReplicaOptions): o = options
+    elif isinstance(options, dict):
+        bad = sorted(set(options) - set(OPTION_NAMES))
+        if bad: raise TypeError(f"options has no field {bad}; the fields of ReplicaOptions are {list(OPTION_NAMES)}")
+        o = ReplicaOptions(**options)
+    else: raise TypeError(f"options must be a ReplicaOptions, a dict of its fields or None, got {type(options).__name__}")
+    if legacy:
+        bad = sorted(set(legacy) - set(OPTION_NAMES))
+        if bad: raise TypeError(f"replica_erm() got unexpected keyword argument(s) {bad}")
+        warnings.warn(f"replica_erm(): {', '.join(sorted(legacy))} as keywords is deprecated, use options=ReplicaOptions(...) "
+                      f"or options={{...}} (the keywords are accepted until the next release)", DeprecationWarning,
+                      stacklevel=_user_stacklevel())
+        o = dataclasses.replace(o, **legacy)
+    return o
 
 # %% ../../nbs/02a_slr_replica.ipynb #6a71aa28
 def _start(model, init):
@@ -683,40 +739,31 @@ def _mean_se(a, R):
     a = np.asarray(a, float)
     return a.mean(0), (a.std(0, ddof=1) / math.sqrt(R) if R > 1 else np.full(a.shape[1:], np.nan))
 
+@renamed_params(mc_seed="seed")
 def replica_erm(model:SLRModel, # SpikedSLR or MaxSLR
                 activation, # name or Activation
                 alpha:float, # sample ratio N/D > 0
                 lam:float, # ridge strength (> 0), shared by k and v unless lam_k / lam_v are given
                 lam_k:float|None=None, # ridge strength of k
                 lam_v:float|None=None, # ridge strength of v
-                n_mc:int=65_536, # samples over all randomisations (rqmc: n_rand Sobol nets of 2^k points)
-                mc_seed=0, # seed of the channel samples
-                integration:str="rqmc", # "rqmc" (scrambled Sobol nets) or "mc" (i.i.d. draws, the former default)
-                n_rand:int=4, # independent randomisations: their spread is the reported integration error
+                *,
+                seed=0, # seed of the channel samples (int or Generator; `mc_seed`: deprecated alias)
                 init="informed", # "informed", "uninformed", or six overlaps (array or dict)
-                damping:float=0.3, # weight on the OLD iterate, x <- (1 - damping) F(x) + damping x
-                method:str="anderson", # fixed-point iteration: "anderson" acceleration or plain "damped"
-                anderson_m:int=5, # Anderson history length
-                anderson_start:float=1e-2, # damped steps until the undamped residual is below this, then Anderson
-                atol:float=1e-6, # tolerance on the undamped residual
-                rtol:float=0.0, # relative tolerance
-                max_iter:int=500, # maximum evaluations of the map (per randomisation)
                 on_fail:str="raise", # "raise" ConvergenceError or "warn" and return converged=False
-                history:bool=False, # keep the iterates
                 c:float=0.0, # erf offset (fixed)
-                xtol:float=1e-10, # prox tolerance
-                sample=None, # reuse channel samples: a list from channel_samples, or one ChannelSample (overrides n_mc, mc_seed, ...)
+                sample=None, # reuse channel samples: a list from channel_samples, or one ChannelSample (overrides seed and the options n_mc, integration, n_rand)
                 warm_chi=None, # prox warm starts (the `chi` of a previous result: continuation)
-                test_method:str="auto", # route of population_risk for the test error, or "monte carlo"
-                diagnostics:bool=True, # compute the RS stability diagnostics
-                vhat:str="stein", # estimator of Vhat in the map: "stein" (counts prox jumps) or "jacobian" (lower variance)
-                presolve:bool=True, # without warm start: first solve on an eighth of the first sample (fewer costly iterations)
-                warm_kw:dict|None=None, # fixed-point options for warm-started solves (default: Anderson from the first step, no damping)
-                prox_starts:str="both", # "both" (warm and omega^k at every map evaluation), "warm" or "global" (prox_global at every
-                                        # evaluation); in every case prox_global guards the fixed point
                 prox_guard:bool=True, # guard each fixed point with prox_global (False: the former two-start guard, for comparison)
+                options=None, # ReplicaOptions (solver and integration knobs), a dict of its fields, or None: the defaults
+                **legacy, # the fields of ReplicaOptions as keywords (deprecated: pass options=)
                ) -> ReplicaResult:
     "Replica-symmetric fixed point of ridge square-loss ERM in the six-order-parameter form, with its stability diagnostics."
+    o = replica_options(options, legacy)   # the solver and integration knobs
+    n_mc, integration, n_rand, damping = o.n_mc, o.integration, o.n_rand, o.damping
+    method, anderson_m, anderson_start, atol = o.method, o.anderson_m, o.anderson_start, o.atol
+    rtol, max_iter, history, xtol = o.rtol, o.max_iter, o.history, o.xtol
+    test_method, diagnostics, vhat, presolve = o.test_method, o.diagnostics, o.vhat, o.presolve
+    warm_kw, prox_starts = o.warm_kw, o.prox_starts
     if not isinstance(model, SLRModel): raise TypeError(f"model must be a SpikedSLR or MaxSLR, got {type(model).__name__}")
     act = get_activation(activation)
     # above alpha = 1e5 the map overflows in float64 (the test error moves by < 1e-3 between alpha = 1e4 and 1e5)
@@ -727,7 +774,7 @@ def replica_erm(model:SLRModel, # SpikedSLR or MaxSLR
     check_choice("on_fail", on_fail, ("raise", "warn")); check_choice("vhat", vhat, ("stein", "jacobian"))
     check_choice("prox_starts", prox_starts, ("both", "warm", "global"))
     guard = "global" if prox_guard else "both"
-    if sample is None: Ss = channel_samples(model, n_mc, mc_seed, integration, n_rand)
+    if sample is None: Ss = channel_samples(model, n_mc, seed, integration, n_rand)
     else: Ss = [sample] if isinstance(sample, ChannelSample) else list(sample)
     R = len(Ss)
     # run-time estimate: ~1 us per sample and token per map evaluation, ~100 evaluations (55 s at the defaults, loaded core)
@@ -785,13 +832,16 @@ def replica_erm(model:SLRModel, # SpikedSLR or MaxSLR
                                                                         (st["jump_v"], jse_v, lam_v + cj["Vhat_v"])])
         st["rs_stable"] = {"stable": True, "unstable": False}.get(st["stability"])
     return ReplicaResult(alpha, lam_k, lam_v, ov, cj, float(te), float(te_se), float(te) - noise**2, float(tl), float(en),
-                         all(conv), n_it, resid, int(sum(len(S.y) for S in Ss)), mc_seed if sample is None else Ss[0].seed,
+                         all(conv), n_it, resid, int(sum(len(S.y) for S in Ss)), seed if sample is None else Ss[0].seed,
                          init, hist, chis, se, n_rand=R, integration=Ss[0].integration, **st)
 
 # %% ../../nbs/02a_slr_replica.ipynb #642127b3
 def _scan(model, act, alphas, lam, init, reverse, kw):
-    S = channel_samples(model, kw.get("n_mc", 65_536), kw.get("mc_seed", 0), kw.get("integration", "rqmc"), kw.get("n_rand", 4))
-    kw = {k: v for k, v in kw.items() if k not in ("n_mc", "mc_seed", "integration", "n_rand")}
+    kw = dict(kw); legacy = {k: kw.pop(k) for k in list(kw) if k in OPTION_NAMES}
+    o = replica_options(kw.pop("options", None), legacy)   # knobs given to replica_curve as keywords warn here, once per scan
+    seed = kw.pop("seed", kw.pop("mc_seed", 0))
+    S = channel_samples(model, o.n_mc, seed, o.integration, o.n_rand)
+    kw["options"] = o
     order = list(range(len(alphas)))[::-1] if reverse else list(range(len(alphas)))
     x, chi, rows = init, None, []
     for i in order:
@@ -820,7 +870,7 @@ def replica_curve(model:SLRModel, # SpikedSLR or MaxSLR
                   branch_tol:float=1e-3, # overlaps closer than this (max norm) are the same branch
                   progress:bool=True, # tqdm progress bar over the scans
                   split:int=1, # cut each scan's grid into this many contiguous pieces, run as separate jobs (parallel speed-up)
-                  **kw, # passed to replica_erm (n_mc, mc_seed, integration, n_rand, damping, atol, max_iter, lam_k, lam_v, c, ...)
+                  **kw, # passed to replica_erm: seed, options (ReplicaOptions or a dict), lam_k, lam_v, c
                  ) -> list:
     "RS replica curve in alpha with continuation up and down from several starts: a tidy list of rows, every branch found."
     from joblib import Parallel, delayed
@@ -888,29 +938,40 @@ def _prox_matrix_objective(act, P, c):
 @dataclass
 class MatrixReplicaResult:
     "RS fixed point in the general 2x2-matrix form."
-    alpha: float
+    alpha: float # sample ratio
     M: np.ndarray # rows (k, v), columns (k*, v*)
     Q: np.ndarray # [[q_kk, q_kv], [q_kv, q_vv]]
     V: np.ndarray # susceptibility matrix
-    Mhat: np.ndarray; Qhat: np.ndarray; Vhat: np.ndarray
+    Mhat: np.ndarray # conjugate of M
+    Qhat: np.ndarray # conjugate of Q
+    Vhat: np.ndarray # conjugate of V
     test_error: float # Monte Carlo risk at (M, Q) off the manifold (population_risk_mc)
-    test_error_se: float
-    converged: bool; n_iter: int; residual: float
+    test_error_se: float # its Monte Carlo standard error
+    converged: bool # whether the undamped residual met the tolerance
+    n_iter: int # iterations of the fixed-point map
+    residual: float # undamped residual at the last iterate
 
 def _pack(M, Q, V): return np.array([*M.ravel(), Q[0, 0], Q[0, 1], Q[1, 1], V[0, 0], V[0, 1], V[1, 1]])
 def _unpack(x):
     M = x[:4].reshape(2, 2); Q = np.array([[x[4], x[5]], [x[5], x[6]]]); V = np.array([[x[7], x[8]], [x[8], x[9]]])
     return M, Q, V
 
+@renamed_params(mc_seed="seed")
 def replica_erm_matrix(model:SLRModel, # SpikedSLR or MaxSLR
                        activation, # name or Activation
                        alpha:float, # sample ratio
                        lam:float, # ridge strength (shared unless lam_k / lam_v given)
                        init, # a ReplicaResult, or six overlaps (dict / array) for the diagonal start
                        offdiag:float=0.05, # off-manifold perturbation of the start (all cross entries)
-                       lam_k:float|None=None, lam_v:float|None=None,
-                       n_mc:int=10_000, mc_seed=0, damping:float=0.3, atol:float=1e-5, max_iter:int=500,
-                       on_fail:str="raise", c:float=0.0,
+                       lam_k:float|None=None, # ridge strength of k
+                       lam_v:float|None=None, # ridge strength of v
+                       n_mc:int=10_000, # Monte Carlo samples of the channel
+                       seed=0, # seed of the channel sample (int or Generator; `mc_seed`: deprecated alias)
+                       damping:float=0.3, # weight on the OLD iterate
+                       atol:float=1e-5, # tolerance on the undamped residual
+                       max_iter:int=500, # maximum iterations
+                       on_fail:str="raise", # "raise" ConvergenceError or "warn"
+                       c:float=0.0, # erf offset (fixed)
                       ) -> MatrixReplicaResult:
     "RS fixed point of ridge square-loss ERM in the general 2x2-matrix form (a cross-check of the six-parameter form)."
     act = get_activation(activation)
@@ -920,7 +981,7 @@ def replica_erm_matrix(model:SLRModel, # SpikedSLR or MaxSLR
     m_k, q_k, V_k, m_v, q_v, V_v = x6
     o = check_real("offdiag", offdiag)
     x0 = _pack(np.array([[m_k, o], [o, m_v]]), np.array([[q_k, o], [o, q_v]]), np.array([[V_k, o * min(V_k, V_v)], [o * min(V_k, V_v), V_v]]))
-    S = channel_sample(model, n_mc, mc_seed)
+    S = channel_sample(model, n_mc, seed)
     H1, H2 = S.chi_star, S.z_star
     state = dict(chi=None)
     def channel(x):
@@ -958,5 +1019,5 @@ def replica_erm_matrix(model:SLRModel, # SpikedSLR or MaxSLR
     res = fixed_point(F, x0, damping=damping, atol=atol, rtol=0.0, max_iter=max_iter, on_fail=on_fail)
     M, Q, V = _unpack(res.x)
     Mhat, Qhat, Vhat = channel(res.x)
-    te, se = population_risk_mc(model, act, M, Q, c=c, n=n_mc, seed=mc_seed)
+    te, se = population_risk_mc(model, act, M, Q, c=c, n=n_mc, seed=seed)
     return MatrixReplicaResult(alpha, M, Q, V, Mhat, Qhat, Vhat, te, se, bool(res.converged), int(res.n_iter), float(res.residual))
