@@ -184,7 +184,7 @@ def test_global_prox_matches_a_brute_force_reference(act, L, nu, x, where):
     activation over its cases) at RS-stable and RS-unstable fixed points, L = 2, 3, 5: no sample where the package's
     minimum is higher by more than 1e-8. Softmax at L = 5 (rho 6, deep in the RS-broken phase) needed the larger
     default scan (2048 Sobol points, keep 12): with 512 / 6 it missed 1 sample in 10^4 (gap 0.019) against the strong
-    reference. Cost: about 25 s CPU for all cases (measured on a loaded 2-core machine, process time)."""
+    reference. Cost: 40 s CPU for all eight cases (67 s wall at load 5; formerly ~500 s wall at load 13)."""
     from attnstat.slr.replica import prox_global, channel_samples, _fields
     c = 0.5 if act == "erf" else 0.0
     n = N_PROX[(act, L)]

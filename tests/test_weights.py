@@ -135,7 +135,7 @@ MALFORMED = {   # case: (bytes builder(tmp_path), words the message must contain
     "bool tensors": (lambda tp: _good_bytes(tp, _bert_tensors(dtype=bool)), "dtype BOOL"),
     "int tensors": (lambda tp: _good_bytes(tp, _bert_tensors(dtype=np.int64)), "dtype I64"),
     "NaN tensors": (lambda tp: _good_bytes(tp, _bert_tensors(fill=np.nan)), "NaN or infinite"),
-    "1-d tensors": (lambda tp: _good_bytes(tp, _bert_tensors(shape=(P,))), "must have 2 dimension(s)"),
+    "1-d tensors": (lambda tp: _good_bytes(tp, _bert_tensors(shape=(P,))), "must have ndim = 2 dimension(s)"),
 }
 
 @pytest.mark.parametrize("case", list(MALFORMED))
