@@ -414,6 +414,7 @@ def postprocess(html: Path) -> None:
 def main():
     os.environ.setdefault("ATTNSTAT_NO_INSTALL", "1")   # the notebooks' install cell (tools/install_cell.py) never runs here
     os.environ.setdefault("ATTNSTAT_DATA", str(ROOT / "data"))   # pages show the committed data, never a ~/.cache copy
+    os.environ.setdefault("ATTNSTAT_NOTEBOOKS", str(NBS))   # figure listings read the source notebooks, not the staged copies (labels stripped)
     pp = next((Path(a.split("=", 1)[1]) for a in sys.argv if a.startswith("--postprocess=")), None)
     if pp is not None: return postprocess(pp)
     toc = next((Path(a.split("=", 1)[1]) for a in sys.argv if a.startswith("--toc=")), None)
