@@ -475,7 +475,7 @@ def book_figures(nbs=None, # the notebooks folder (see notebooks_folder)
 
 # %% ../nbs/05c_figures.ipynb #89d55be1
 def _chapter_notebook(path:Path, # the chapter's notebook
-                      quick:bool, # leave the `#| slow` cells out
+                      quick:bool, # leave the `slow` cells out
                       labels:set|None, # the figures wanted (None: all)
                      ):
     "The chapter as an in-memory notebook with only the cells to run, and the labels of its figure cells."
@@ -512,7 +512,7 @@ def _figure_output(cell) -> tuple:
 def reproduce_chapter(chapter:str, # a notebook name, e.g. "01a_slr_models"
                       out="figures", # output folder
                       *,
-                      quick:bool=True, # from the cached data (False: run the `#| slow` cells first)
+                      quick:bool=True, # from the cached data (False: run the `slow` cells first)
                       labels=None, # the figures wanted (None: every figure of the chapter)
                       nbs=None, # the notebooks folder (see notebooks_folder)
                       timeout:int=1800, # seconds allowed per cell

@@ -33,7 +33,7 @@ def md_table(rows, # list of dicts (or objects with `as_dict()`), one per row
              columns=None, # the keys to show, in order (default: the keys of the first row)
              headers=None, # column headers (default: the keys); may contain $math$
              digits:int=4, # significant digits for floats
-             fmt:dict|None=None, # per-column format callables or format specs such as ".3f"
+             fmt:dict|None=None, # per-column format callables or format strings such as ".3f"
             ) -> MdTable:
     "Markdown table of `rows`, rendered as a table in Jupyter and in the book."
     rows = [r.as_dict() if hasattr(r, "as_dict") else dict(r) for r in rows]

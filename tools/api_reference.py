@@ -86,10 +86,16 @@ def chapter_of(mod, line: int) -> str | None:
         if m: found = m.group(1)
     return found
 
+def _is_math(span: str) -> bool:
+    "A `$...$` span of a docstring that is TeX (kept, typeset with the book) rather than shell variables such as $HOME."
+    body = span[1:-1]
+    return bool(body.strip()) and not re.search(r"[A-Z]{3,}", body) and (
+        bool(re.search(r"[\\^{}=]", body)) or bool(re.fullmatch(r"[\w\s,.+\-()]*", body)))
+
 def _esc(text: str) -> str:
-    "Plain text safe in MyST: no math, emphasis or HTML from `$`, `*`, `<` (code spans in backticks are kept)."
-    parts = re.split(r"(`[^`]*`)", text or "")
-    return "".join(p if p.startswith("`") and p.endswith("`") and len(p) > 1 else
+    "Plain text safe in MyST: no emphasis or HTML from `*`, `<`; code spans in backticks and TeX spans `$...$` are kept."
+    parts = re.split(r"(`[^`]*`|\$[^$\n]+\$)", text or "")
+    return "".join(p if (p.startswith("`") and p.endswith("`") and len(p) > 1) or (p.startswith("$") and _is_math(p)) else
                    p.replace("\\", "\\\\").replace("$", "\\$").replace("*", "\\*").replace("<", "\\<").replace("_", "\\_")
                    .replace("[", "\\[").replace("|", "\\|")
                    for p in parts)

@@ -75,7 +75,7 @@ class SLRData:
 
 # %% ../../nbs/01a_slr_models.ipynb #02c002b8
 def _is_vector(value) -> bool:
-    "True for a per-position specification (sequence, array of rank >= 1, dict or callable), False for a scalar."
+    "True for a per-position setting (sequence, array of rank >= 1, dict or callable), False for a scalar."
     if isinstance(value, (dict, list, tuple)) or callable(value): return True
     return isinstance(value, np.ndarray) and value.ndim > 0
 

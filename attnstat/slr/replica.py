@@ -593,9 +593,9 @@ class ReplicaResult:
     history: list = field(default_factory=list, repr=False) # (x, residual) per iteration when requested (first randomisation)
     chi: object = field(default=None, repr=False) # prox solutions per randomisation (warm start for continuation)
     se: dict = field(default_factory=dict) # standard errors: m_k_se ... V_v_se, Vhat_k_se, ..., train_loss_se, energy_se
-    replicon: float = float("nan") # spectral radius rho of the linear map T (smooth replicon); RS needs rho < 1
+    replicon: float = float("nan") # spectral radius rho of the linear map T (smooth replicon); RS needs rho < 1; NaN when not computed (diagnostics=False)
     replicon_se: float = float("nan") # its standard error
-    jump_k: float = float("nan") # Vhat_k (Stein) - Vhat_k (Jacobian): contribution of prox jumps
+    jump_k: float = float("nan") # Vhat_k (Stein) - Vhat_k (Jacobian): contribution of prox jumps (NaN when not computed)
     jump_k_se: float = float("nan") # its standard error
     jump_v: float = float("nan") # Vhat_v (Stein) - Vhat_v (Jacobian)
     jump_v_se: float = float("nan") # its standard error
