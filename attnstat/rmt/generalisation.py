@@ -20,14 +20,18 @@ __all__ = ['TEST_POINTS', 'TEST_GAMMAS', 'NONSYM_POINTS', 'NONSYM_GAMMAS', 'Gene
            'run_test_error_points', 'simulate_test_errors_cv', 'run_nonsymmetric_check', 'load_nonsymmetric_check']
 
 # %% ../../nbs/03e_rmt_generalisation.ipynb #2b71ec04
+def _spectral_nodes(P):
+    "Nodes of the spectral algebra (quadrature nodes, atoms of S, atoms of nu) and the weights of the rules I and I - J."
+    I, J = P.rule, P.nu
+    x = np.concatenate([I.nodes, I.atoms, J.atoms])
+    wI = np.concatenate([I.weights, I.masses, np.zeros(J.atoms.size)])
+    return x, wI, wI - np.concatenate([J.weights, np.zeros(I.atoms.size), J.masses])
+
 class _Spectral:
     "Vectors sum_i F_i(S) b_i over the basis b = (v~, mu, w_K, w_Q), stored as F_i on the nodes; inner products by the bilinear rule."
     def __init__(self, P):
-        I, J, G, c = P.rule, P.nu, P.G, P.c
-        nJ = J.atoms.size
-        self.x = np.concatenate([I.nodes, I.atoms, J.atoms])
-        self.wI = np.concatenate([I.weights, I.masses, np.zeros(nJ)])
-        self.wIJ = self.wI - np.concatenate([J.weights, np.zeros(I.atoms.size), J.masses])
+        G, c = P.G, P.c
+        self.x, self.wI, self.wIJ = _spectral_nodes(P)
         s2, mu2, mk, mq = G["mu2"] + c, G["mu2"], G["mk"], G["mq"]
         self.s2 = s2
         self.G = np.array([[s2, mu2, mk, mq], [mu2, mu2, mk, mq], [mk, mk, G["kk"], G["kq"]], [mq, mq, G["kq"], G["qq"]]])

@@ -13,7 +13,7 @@ from .hermite import activation, Activation
 from .models import _array_arg, _gamma_grid, _vec, signal_plus_noise, ridge_errors
 from .theory import (GAMMA_RANGE, GRAM_MAX, mp_rule, spiked_rule, ridge_error, _noise_solution, _solve_one,
                                  _schedule, _H, _fp_map, _dx_implicit)
-from .generalisation import _fit_predict, ridge_test_error
+from .generalisation import _fit_predict, ridge_test_error, _spectral_nodes
 from .sweeps import feature_scale, ridge_feature_scale, ridge_effective_dof
 
 # %% auto #0
@@ -466,11 +466,8 @@ def load_mh_panel(path, # NPZ written by run_mh_panel
 class _MHSpectral:
     "Vectors sum_i F_i(S) b_i over the basis b = (v~, mu, w~_K^1..H, w_Q^1..H), stored as F_i on the nodes; the bilinear rule."
     def __init__(self, P):
-        I, J, G, c = P.rule, P.nu, P.G, P.c
-        nJ = J.atoms.size
-        self.x = np.concatenate([I.nodes, I.atoms, J.atoms])
-        self.wI = np.concatenate([I.weights, I.masses, np.zeros(nJ)])
-        self.wIJ = self.wI - np.concatenate([J.weights, np.zeros(I.atoms.size), J.masses])
+        G, c = P.G, P.c
+        self.x, self.wI, self.wIJ = _spectral_nodes(P)
         s2, mu2, mk, mq, H = G["mu2"] + c, G["mu2"], G["mk"], G["mq"], G["mk"].size
         self.s2, self.H = s2, H
         g = np.empty((2 + 2 * H, 2 + 2 * H))
