@@ -127,10 +127,8 @@ def bayes_risk_pos_mc(model:SLRModel, # SpikedSLR or MaxSLR
                       seed=0, # int or numpy Generator
                      ) -> tuple:
     "Monte Carlo (mean, standard error) of (y - p.z*)^2 with p = model.posterior(chi*): an independent check of `bayes_risk_pos`."
-    _check_model(model); n = check_int("n", n, lo=2)
-    P = model.sample_projections(n, seed)
-    e2 = (P.y - np.sum(model.posterior(P.chi_star, P.mask) * P.z_star, axis=1))**2
-    return float(e2.mean()), float(e2.std(ddof=1) / math.sqrt(n))
+    from attnstat.slr.population import bayes_risk_mc   # the posterior of a positional model is its own: the same estimator serves
+    return bayes_risk_mc(model, n, seed)
 
 # %% ../../nbs/01f_slr_positional.ipynb #a9ea0d7e
 @dataclass
