@@ -31,7 +31,9 @@ class ParameterTypeError(TypeError, ValueError):
 
 # %% ../nbs/00_core.ipynb #a458cf3c
 def _fmt(value):
-    return f"{value!r}" if not isinstance(value, np.ndarray) else f"array(shape={value.shape})"
+    if isinstance(value, np.ndarray): return f"array(shape={value.shape})"
+    text = repr(value)
+    return text if len(text) <= 80 else f"<{type(value).__name__}>"
 
 def check_real(name:str, # parameter name, used in the message
                value, # the value to check
@@ -217,6 +219,116 @@ def _has_nan(v) -> bool:
     if isinstance(v, (list, tuple)) and 0 < len(v) <= 64: return any(_has_nan(x) for x in v)
     return False
 
+_PLAIN = (numbers.Number, str, bytes, list, tuple, dict, set, frozenset, range, np.ndarray, np.generic,
+          np.random.Generator, np.random.SeedSequence, type(None))
+
+def _junk(v) -> bool:
+    "Whether a value is of no kind any attnstat parameter takes (not a number, string, container, array, path, callable, ...)."
+    import os
+    if isinstance(v, _PLAIN) or isinstance(v, os.PathLike) or callable(v): return False
+    return not type(v).__module__.startswith(("attnstat", "numpy", "scipy", "pandas", "pathlib"))
+
+def _bad_object(v) -> str|None:
+    "For an attnstat model-like object (not a result record): the name of an attribute that holds NaN, else None."
+    import dataclasses
+    if not type(v).__module__.startswith("attnstat") or dataclasses.is_dataclass(v) or isinstance(v, type): return None
+    for k, a in getattr(v, "__dict__", {}).items():
+        if not k.startswith("_") and ((_is_real(a) and a != a) or
+                                       (isinstance(a, np.ndarray) and a.dtype.kind == "f" and a.size <= 10**4 and np.isnan(a).any())):
+            return k
+    return None
+
+def _blamed(sig, bound, msg:str, e=None) -> list:
+    "Arguments an error message points at: a string argument quoted in it, or the type named in it (`'bool' object ...`)."
+    import re
+    if isinstance(e, KeyError) or "sequence" in msg:   # a missing key: a mapping argument; "can't multiply sequence": a sequence
+        kinds = dict if isinstance(e, KeyError) else (str, list, tuple)
+        out = [n for n, v in bound.arguments.items() if isinstance(v, kinds) and not isinstance(sig.parameters[n].default, kinds)]
+        if out: return out
+    if "math domain" in msg or "invalid value" in msg:  # log or sqrt of a negative number
+        out = [n for n, v in bound.arguments.items() if _is_real(v) and v < 0] or [n for n, v in bound.arguments.items() if _is_real(v) and v == 0]
+        if out: return out
+    out = []
+    for n, v in bound.arguments.items():
+        if isinstance(v, str) and len(v) < 100 and (repr(v) in msg or f"dtype('<U{len(v)}')" in msg): out.append(n); continue
+        t = type(v)
+        names = {t.__name__, f"{t.__module__}.{t.__qualname__}", "NoneType" if v is None else t.__name__}
+        if any(re.search(rf"['<]{re.escape(x)}['>]|\bof type '?{re.escape(x)}\b|\b{re.escape(x)}\.__", msg) for x in names):
+            out.append(n)
+    for n in bound.arguments:   # a list parameter checked element by element: "model must be ..." for `models`
+        if n not in out and len(n) > 2 and n.endswith("s") and re.search(rf"(?<![A-Za-z0-9_]){re.escape(n[:-1])}(?![A-Za-z0-9_])", msg):
+            out.append(n)
+    if len(out) > 1:   # several arguments of the named type: keep those of another kind than their default
+        odd = [n for n in out if sig.parameters[n].default is sig.parameters[n].empty or
+               type(sig.parameters[n].default) is not type(bound.arguments[n])]
+        out = odd if 0 < len(odd) < len(out) else out
+    return out
+
+_SHAPES = {}
+
+def _declared_shapes(func) -> dict:
+    "Shapes the docments comments declare, e.g. `chi, # (n, L) prox solutions` -> {'chi': ['n', 'L']} (None: any size)."
+    import inspect, re
+    if func in _SHAPES: return _SHAPES[func]
+    try: lines = inspect.getsource(inspect.unwrap(func)).splitlines()
+    except (OSError, TypeError): return {}
+    out, bounds = {}, {}
+    for line in lines:
+        b = re.match(r"\s*(?:def\s+\w+\()?\s*(\w+)\s*(?::[^=#]*)?(?:=[^#]*)?,?\s*#\s*(?:[A-Za-z_]\w*\s*)?(>=|>)\s*(-?\d+(?:\.\d*)?)(?![\w.(])", line)
+        if b and b.group(1) not in bounds: bounds[b.group(1)] = (b.group(2), float(b.group(3)))
+        m = (re.match(r"\s*(?:def\s+\w+\()?\s*\**(\w+)\s*(?::[^=#]*)?(?:=[^#]*)?,?\s*#\s*\(([^()]*)\)", line) or   # "# (n, L) ..."
+             re.match(r"\s*(?:def\s+\w+\()?\s*\**(\w+)\s*(?::[^=#]*)?(?:=[^#]*)?,?\s*#.*?\(([A-Za-z]\w?(?:\s*,\s*[A-Za-z]\w?)*,?)\)", line))
+        if m and m.group(1) not in out:
+            toks = [t.strip() for t in m.group(2).split(",")]
+            if toks and toks[-1] == "": toks = toks[:-1]
+            if toks and all(t and "..." not in t for t in toks):
+                spec = [t if re.fullmatch(r"[A-Za-z]\w?|\d+", t) else None for t in toks]
+                if len(spec) == 1 or any(spec): out[m.group(1)] = spec   # "(chi, phi)" names a pair, not a shape
+        if re.search(r"\)\s*(->.*)?:\s*(#.*)?$", line) and out: break
+    out["__bounds__"] = bounds   # lower bounds a comment declares: `Vk:float, # V_k > 0`
+    _SHAPES[func] = out
+    return out
+
+def _shape_blame(func, sig, bound, shapes=None) -> list:
+    "Arguments whose number of dimensions, or size along a named dimension, disagrees with the docments shapes."
+    from collections import Counter
+    shapes = _declared_shapes(func) if shapes is None else shapes
+    seen, bad = {}, []
+    for n, (op, lo) in shapes.get("__bounds__", {}).items():   # a real number below its declared bound
+        v = bound.arguments.get(n)
+        if _is_real(v) and (v < lo or (op == ">" and v == lo)): bad.append(n)
+    for n, v in bound.arguments.items():
+        spec = shapes.get(n) if n != "__bounds__" else None
+        if spec is None or (v is None and sig.parameters[n].default is None): continue
+        try: a = np.asarray(v)
+        except Exception: bad.append(n); continue
+        if a.dtype.kind not in "biuf" or a.ndim != len(spec): bad.append(n); continue
+        for t, s in zip(spec, a.shape):
+            if t is not None: seen.setdefault(t, []).append((n, s))
+    for t, got in seen.items():
+        major = Counter(s for _, s in got).most_common()
+        want = int(t) if t.isdigit() else (major[0][0] if len(major) == 1 or major[0][1] > major[1][1] else None)
+        if want is not None: bad += [n for n, s in got if s != want and n not in bad]
+    return bad
+
+def _degenerate(v) -> bool:
+    "An empty array or container, or an infinite number (or an array holding one)."
+    if isinstance(v, np.ndarray): return v.size == 0 or (v.dtype.kind == "f" and v.size <= 10**6 and bool(np.isinf(v).any()))
+    if isinstance(v, (list, tuple, dict, str)): return len(v) == 0
+    return _is_real(v) and not np.isfinite(float(v))
+
+def _line_blame(func, bound, e) -> list:
+    "The arguments named on the line of `func` where the exception `e` arose (its innermost frame of `func`)."
+    import inspect, linecache, re
+    code, tb, line = getattr(inspect.unwrap(func), "__code__", None), e.__traceback__, None
+    while tb is not None:
+        if tb.tb_frame.f_code is code: line = linecache.getline(code.co_filename, tb.tb_lineno)
+        tb = tb.tb_next
+    if not line: return []
+    code_text = re.sub(r"(?:[rbf]?\"[^\"]*\"|[rbf]?'[^']*')", "", line.split("#")[0])   # names outside string literals
+    words = set(re.findall(r"[A-Za-z_]\w*", code_text))
+    return [n for n in bound.arguments if n in words]
+
 def _kinds(annotation) -> list|None:
     "The accepted kinds of a (string) annotation such as 'float | None', or None when it is not one the layer checks."
     if not isinstance(annotation, str):
@@ -228,7 +340,7 @@ def _check_kind(func, name, value, kinds, classes=False):
     "Raise `ParameterTypeError` when `value` is none of the annotated kinds (attnstat classes only when `classes`)."
     import inspect
     if value is None and "None" in kinds: return
-    if classes: kinds = [k for k in kinds if k not in ("float", "int", "bool", "str")] or ["None"]
+    if classes: kinds = [k for k in kinds if k not in ("float", "int", "bool", "str", "dict", "list", "tuple")] or ["None"]
     checked = False
     for k in kinds:
         if k == "float":
@@ -243,6 +355,12 @@ def _check_kind(func, name, value, kinds, classes=False):
         elif k == "str":
             checked = True
             if isinstance(value, str): return
+        elif k == "dict":
+            checked = True
+            if isinstance(value, dict): return
+        elif k in ("list", "tuple"):   # any sequence (a list for a tuple is fine)
+            checked = True
+            if isinstance(value, (list, tuple, range, np.ndarray)): return
         elif k not in ("None",):
             cls = inspect.unwrap(func).__globals__.get(k)   # (through decorators such as renamed_params)
             if not (inspect.isclass(cls) and cls.__module__.startswith("attnstat")): return   # a kind the layer does not check
@@ -274,8 +392,9 @@ def _nonfinite(obj, depth=0) -> bool:
 def _one(e) -> str: return " ".join(str(e).split())[:300] or type(e).__name__
 
 def _names_parameter(msg:str, sig) -> bool:
-    "Whether an error message names one of the function's parameters (as a word)."
+    "Whether an error message names one of the function's parameters (as a word, outside quoted values)."
     import re
+    msg = re.sub(r"'[^']*'", "''", msg)   # "init must be one of ['informed', ...]": the values are not parameters
     return any(re.search(rf"(?<![A-Za-z0-9_]){re.escape(n)}(?![A-Za-z0-9])", msg) for n in sig.parameters)
 
 def _suspects(sig, bound) -> list:
@@ -283,6 +402,7 @@ def _suspects(sig, bound) -> list:
     out = []
     for n, v in bound.arguments.items():
         d = sig.parameters[n].default
+        if _junk(v) or (_is_real(v) and not np.isfinite(float(v))): out.append(f"{n}={_fmt(v)}"); continue
         if _extreme(v): out.append(f"{n}={_fmt(v) if not isinstance(v, (list, tuple)) else type(v).__name__}"); continue
         if d is sig.parameters[n].empty or d is None or v is d: continue
         other = ((isinstance(d, (bool, np.bool_)) and not isinstance(v, (bool, np.bool_))) or
@@ -294,11 +414,14 @@ def _suspects(sig, bound) -> list:
         if other: out.append(f"{n}={_fmt(v)}")
     return out
 
+_LIBRARY = ("attnstat.slr", "attnstat.rmt", "attnstat.gaussian", "attnstat.fixed_point", "attnstat.weights", "attnstat.sweep",
+            "attnstat.core") # modules whose calls to public functions skip the layer (the outer call is checked)
+
 def public(func, # a public function of attnstat
            module:str|None=None, # the module it is published from (for pickling by reference), default its own
           ):
     "Wrap `func` in the public-call layer: annotated types, NaN arguments, and extreme arguments named on overflow."
-    import functools, inspect
+    import functools, inspect, sys
     if getattr(func, "__attnstat_public__", False) or not inspect.isfunction(func): return func
     sig = inspect.signature(func)
     kinds = {n: _kinds(p.annotation) for n, p in sig.parameters.items()
@@ -310,6 +433,8 @@ def public(func, # a public function of attnstat
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
         if renames: kwargs = _rename_kwargs(func.__name__, renames, kwargs)
+        if sys._getframe(1).f_globals.get("__name__", "").startswith(_LIBRARY):   # a call from inside the library:
+            return func(*args, **kwargs)                                           # its caller's layer speaks for it
         try: bound = sig.bind(*args, **kwargs)
         except TypeError as e: raise TypeError(f"{func.__name__}(): {e}") from None
         for n, v in bound.arguments.items():
@@ -318,26 +443,48 @@ def public(func, # a public function of attnstat
             if _has_nan(v):   # the wording of check_real / check_array
                 raise ValueError(f"{n} must be a finite real number, got nan" if k and "float" in k else
                                  f"{n} must contain only finite numbers (got NaN)")
+            bad = _bad_object(v)
+            if bad: raise ValueError(f"{n} is not a valid {type(v).__name__}: its {bad} is nan (build it with {type(v).__name__}(...))")
         try: out = func(*args, **kwargs)
         except (AttributeError, KeyError, IndexError, TypeError, ValueError) as e:   # name the argument that caused it
             if isinstance(e, (AttributeError, KeyError, IndexError)):     # typically an object of the wrong class
                 for n, v in bound.arguments.items():
                     if kinds.get(n): _check_kind(func, n, v, kinds[n], classes=True)
-            if _names_parameter(str(e), sig) or type(e).__module__ != "builtins" and not isinstance(e, np.linalg.LinAlgError): raise
-            sus = _suspects(sig, bound)
+            if isinstance(e, SettingError): raise
+            if _names_parameter(str(e), sig):   # it names a parameter: unless the shapes point at another argument
+                wrong = [n for n in _shape_blame(func, sig, bound) if not _names_parameter(str(e), inspect.Signature([sig.parameters[n]]))]
+                if not wrong or isinstance(e, (AttributeError, KeyError, IndexError)): raise
+                text = f"{', '.join(f'{n}={_fmt(bound.arguments[n])}' for n in wrong)}: {e}"
+                try: new = type(e)(text)
+                except Exception: new = ValueError(text)
+                raise new from None
+            named = (_shape_blame(func, sig, bound) or _blamed(sig, bound, str(e), e) or
+                     [n for n, v in bound.arguments.items() if _degenerate(v) or _junk(v)] or _line_blame(func, bound, e))
+            sus = [f"{n}={_fmt(bound.arguments[n])}" for n in named] or _suspects(sig, bound)
             if not sus: raise
             cls = ParameterTypeError if isinstance(e, (TypeError, AttributeError)) else ValueError
             raise cls(f"{', '.join(sus)}: {func.__name__} cannot use this value ({type(e).__name__}: {_one(e)})") from None
+        except MemoryError as e:   # a size the function's own guard (check_memory) did not see: name the size arguments
+            sizes = [f"{n}={v!r}" for n, v in bound.arguments.items()
+                     if isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_)) and abs(v) >= 1000]
+            if not sizes: raise
+            raise ValueError(f"{', '.join(sizes)}: {func.__name__} ran out of memory ({_one(e)}); lower "
+                             f"{'them' if len(sizes) != 1 else sizes[0].split('=')[0]}") from None
         except _NUMERIC_ERRORS + (np.linalg.LinAlgError,) as e:
-            ext = extreme_args(bound)
+            ext = extreme_args(bound) + [f"{n}={v!r}" for n, v in bound.arguments.items()
+                                         if _is_real(v) and not np.isfinite(float(v))]
+            ext = ext or [f"{n}={_fmt(bound.arguments[n])}" for n in _shape_blame(func, sig, bound) or _line_blame(func, bound, e)]
             if not ext: raise
             raise ValueError(f"{', '.join(ext)}: outside the range {func.__name__} can compute in float64 "
                              f"({type(e).__name__}: {e}); use values between {1 / EXTREME:g} and {EXTREME:g} in size") from None
-        if _nonfinite(out):
-            ext = extreme_args(bound)
+        if _nonfinite(out):   # extreme, infinite or missing (None) arguments explain a non-finite result
+            ext = extreme_args(bound) + [f"{n}={_fmt(v)}" for n, v in bound.arguments.items() if
+                                         (_is_real(v) and not np.isfinite(float(v))) or
+                                         (v is None and sig.parameters[n].default is sig.parameters[n].empty and "None" not in (kinds.get(n) or []))]
+            ext += [f"{n}={_fmt(bound.arguments[n])}" for n in _shape_blame(func, sig, bound) if not any(x.startswith(f"{n}=") for x in ext)]
             if ext:
-                raise ValueError(f"{', '.join(ext)}: outside the range {func.__name__} can compute in float64 (the result "
-                                 f"is not finite); use values between {1 / EXTREME:g} and {EXTREME:g} in size")
+                raise ValueError(f"{', '.join(ext)}: outside the range {func.__name__} can compute (the result is not finite); "
+                                 f"use finite values between {1 / EXTREME:g} and {EXTREME:g} in size")
         return out
     wrapper.__attnstat_public__ = True
     if module is not None: wrapper.__module__ = module

@@ -47,7 +47,8 @@ def test_tiny_ridge_fails_fast():
     assert time.perf_counter() - t0 < 30
 
 def test_memory_guard():
-    with pytest.raises(ValueError, match="n_mc"):
+    # refused before allocating; the first guard to fire is channel_samples' (it names n_rand) or the sample's (n_mc)
+    with pytest.raises(ValueError, match="n_mc|n_rand"):
         replica_erm(SpikedSLR(10**6, 1.0), "softmax", 1.0, 0.1)
 
 @pytest.mark.parametrize("model", [MaxSLR(3, np.inf), MaxSLR(2, 2.0)])
@@ -154,26 +155,95 @@ def test_verdict_is_three_way_and_backward_compatible():
 
 @pytest.mark.slow
 def test_replicon_has_no_heavy_tail_at_a_stable_point(seeds_at_alpha5):
-    """Spiked L = 2, nu = 2, alpha = 5, lam = 0.1 (clearly RS-stable): with the old two-start prox one seed in eight gave
-    rho = 1.51 +- 1.04 (the others 0.44-0.48): a few samples left in a metastable prox minimum next to its spinodal, where
-    the prox Hessian is nearly singular and the Jacobian J = -(I + K V)^-1 K explodes. With the global prox (prox_global
-    guarding every fixed point) all eight seeds give rho in 0.44-0.48 at the default n_mc and 0.43-0.51 at n_mc = 16384
-    (measured; the latter is run here, 4x cheaper, on the shared fixture's seeds 0-7), each 'stable'. Band: 0.40-0.53."""
+    """Spiked L = 2, nu = 2, alpha = 5, lam = 0.1 (clearly RS-stable): the plain replicon (a mean of J (x) J, whose
+    near-cusp contributions have a Pareto tail of index 5/4: infinite variance) gave one seed in eight rho = 1.51 +- 1.04
+    and scattered 0.43-0.51 with s.e. up to 0.06 at n_mc = 16384. The tail-corrected estimator (replicon_estimate) gives
+    0.457-0.471 with s.e. 0.002-0.009 on seeds 0-7 (measured), every seed 'stable'. Band: 0.43-0.50."""
     rs = seeds_at_alpha5[:8]
     rho = np.array([r.replicon for r in rs])
-    assert np.all((rho > 0.40) & (rho < 0.53)), rho
+    assert np.all((rho > 0.43) & (rho < 0.50)), rho
     assert all(r.stability == "stable" for r in rs)
 
-@pytest.mark.slow
-@pytest.mark.parametrize("model,act,alpha", [(SpikedSLR(2, 2.0), "softmax", 2.0), (SpikedSLR(2, 2.0), "linear", 2.0)])
-def test_reported_se_is_calibrated_at_small_alpha(model, act, alpha):
-    """The calibration of the s.e. at small alpha and for linear attention (two points of the sweep cached
-    in data/slr_replica_calibration.csv, same seeds 0-7, n_mc = 16384): spread over K = 8 seeds against the mean
-    reported se^2 (8 x 3 degrees of freedom), inside the central 99% band of F(7, 24) (in s.e. units 0.36-2.00; the
-    sweep measured 0.61-1.73 at these two points; max-SLR, 4x costlier, is left to the sweep)."""
+def test_replicon_se_is_calibrated_at_alpha5(seeds_at_alpha5):
+    """replicon_se (jackknife over the 4 randomisations of the tail-corrected estimate) against the spread of rho over
+    the K = 10 seeds of the shared fixture: s^2 / mean(se^2) ~ F(9, 30) if it is honest; inside the central 99% band
+    (in s.e. units 0.42-1.86; measured 0.98 on seeds 0-7). The plain estimator failed this (one seed's se = 1.04)."""
     from scipy.stats import f
-    lo, hi = f.ppf(0.005, 7, 24), f.ppf(0.995, 7, 24)
-    rs = [replica_erm(model, act, alpha, 0.1, seed=s, options=dict(n_mc=16384)) for s in range(8)]
-    for key in ("test_error", "m_k", "q_v"):
-        ratio = np.var([getattr(r, key) for r in rs], ddof=1) / np.mean(np.square([getattr(r, key + "_se") for r in rs]))
-        assert lo < ratio < hi, (key, math.sqrt(ratio), math.sqrt(lo), math.sqrt(hi))
+    rho = [r.replicon for r in seeds_at_alpha5]; se = [r.replicon_se for r in seeds_at_alpha5]
+    ratio = np.var(rho, ddof=1) / np.mean(np.square(se))
+    assert f.ppf(0.005, 9, 30) < ratio < f.ppf(0.995, 9, 30), (math.sqrt(ratio), rho, se)
+
+def test_replicon_estimate_on_a_known_heavy_tail():
+    """replicon_estimate on synthetic contributions whose mean is known: a body (|N(0,1)| + 1 along one direction) and
+    a 10% Pareto(5/4) tail (mean 5, infinite variance) along another, 4 randomisations of 4096, 150 repetitions (~2 s).
+    The estimate is unbiased within 3% (measured ~1.5%: the Pareto model above the threshold is exact here, the rest is
+    the threshold's own noise); its jackknife s.e. is honest or a little conservative: spread / rms s.e. measured 0.82
+    (150 repetitions) and 0.88 (300) with 4 randomisations, 1.00 with 8 (the jackknife of a nonlinear statistic over
+    few groups overestimates); required 0.75-1.17 (the upper end: the 99% band of 150 repetitions). The plain mean's
+    spread is 5x larger or more."""
+    from attnstat.slr.replica import replicon_estimate
+    rng = np.random.default_rng(11)
+    U1, U2 = np.diag([1.0, 0.2, 0.1]), np.array([[0.3, 0.1, 0.0], [0.1, 0.5, 0.0], [0.0, 0.0, 0.2]])
+    def net(n):
+        tail = rng.random(n) < 0.1
+        w = np.where(tail, rng.random(n) ** (-1 / 1.25), np.abs(rng.standard_normal(n)) + 1.0)
+        return w[:, None, None] * np.where(tail[:, None, None], U2 / np.linalg.norm(U2), U1 / np.linalg.norm(U1))
+    T = 0.9 * (1 + math.sqrt(2 / math.pi)) * U1 / np.linalg.norm(U1) + 0.1 * 5.0 * U2 / np.linalg.norm(U2)
+    truth = np.max(np.abs(np.linalg.eigvals(T)))
+    reps = [replicon_estimate([net(4096) for _ in range(4)]) for _ in range(150)]
+    est, se, plain = (np.array([d[k] for d in reps]) for k in ("replicon", "replicon_se", "replicon_plain"))
+    assert abs(est.mean() / truth - 1) < 0.03, (est.mean(), truth)
+    assert 0.75 < est.std(ddof=1) / np.sqrt(np.mean(se**2)) < 1.17, (est.std(ddof=1), np.sqrt(np.mean(se**2)))
+    assert plain.std(ddof=1) > 5 * est.std(ddof=1)
+    assert all(1.0 < d["tail_index"] < 1.6 for d in reps[:5]) and reps[0]["tail_index_used"] == 1.25
+    # a light tail keeps Hill's index (>= 2) and a constant contribution is left as it is
+    light = replicon_estimate([np.abs(rng.standard_normal((4096, 1, 1))) * np.eye(3)[None] for _ in range(4)])
+    assert light["tail_index_used"] >= 2 and abs(light["replicon"] - math.sqrt(2 / math.pi)) < 4 * light["replicon_se"] + 0.01
+    const = replicon_estimate([np.ones((1000, 3, 3))] * 3)
+    assert abs(const["replicon"] - 3.0) < 1e-12 and const["replicon_se"] < 1e-12
+
+def test_randomisations_on_two_branches_are_resolved():
+    """Spiked L = 3, nu = 2, linear, alpha = 5, seed 6: one of the four Sobol nets, started from the informed overlaps,
+    reaches another branch of the RS equations (m_k = 0.03, test error 4.55, ERM energy 0.674 against 0.643), and the
+    mean of the four was 1.75 +- 0.89 in the cached sweep. replica_erm now solves such a net again from the most
+    central net's fixed point and keeps the lower energy: 0.988 +- 0.014, m_k = 0.580 +- 0.002 (measured; the other
+    seeds give 0.97-1.00), verdict 'stable'. About 20 s."""
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")           # no 'different branches' warning either
+        r = replica_erm(SpikedSLR(3, 2.0), "linear", 5.0, 0.1, seed=6, on_fail="warn", options=dict(n_mc=16384))
+    assert 0.95 < r.test_error < 1.02 and r.test_error_se < 0.03 and abs(r.m_k - 0.58) < 0.01, (r.test_error, r.m_k)
+    assert r.stability == "stable"
+
+CAL_POINTS = [("spiked", 2, 2.0, "softmax", a) for a in (1.5, 2.0, 5.0)] + [("spiked", 2, 1.0, "softmax", 1.5),
+              ("spiked", 3, 2.0, "softmax", 3.0), ("spiked", 2, 2.0, "linear", 2.0), ("spiked", 3, 2.0, "linear", 5.0),
+              ("max", 3, np.inf, "softmax", 2.0), ("max", 2, np.inf, "linear", 5.0)]
+
+def _calibration_rows():
+    from attnstat.data import data_path
+    from attnstat.sweep import read_sweep
+    return read_sweep(data_path("slr_replica_calibration.csv"))
+
+def test_calibration_sweep_is_current_and_calibrated():
+    """The calibration sweep of 02a (data/slr_replica_calibration.csv, made by its slow cell: 9 points x 8 or 16 seeds,
+    n_mc = 16384, 4 Sobol nets each) replaces the former fresh 8-seed runs (150 s): two of its rows are recomputed
+    here and must be reproduced to 1e-7 (the cache is the current code's, ~10 s), then at every point, for test_error,
+    m_k, q_v and the replicon, spread over seeds / rms reported s.e. must lie inside the family-wise 99% band of
+    F(K - 1, 3K) (Bonferroni over the 36 ratios). Same statistical power as the fresh runs, 15x cheaper."""
+    from scipy.stats import f
+    header, rows = _calibration_rows()
+    assert header["params"]["replicon"].startswith("tail-corrected") and header["params"]["n_mc"] == 16384
+    for key in (("spiked", 2, 2.0, "linear", 2.0, 0), ("spiked", 2, 2.0, "softmax", 5.0, 1)):
+        row = next(r for r in rows if (r["model"], r["L"], r["nu"], r["act"], r["alpha"], r["seed"]) == key)
+        fresh = replica_erm(SpikedSLR(key[1], key[2]), key[3], key[4], 0.1, seed=key[5], on_fail="warn", options=dict(n_mc=16384))
+        for q in ("test_error", "m_k", "q_v", "replicon", "replicon_se"):
+            assert abs(getattr(fresh, q) - row[q]) <= 1e-7 * (1 + abs(row[q])), (key, q, getattr(fresh, q), row[q])
+        assert fresh.stability == row["stability"]
+    n_ratios = 4 * len(CAL_POINTS)
+    for pt in CAL_POINTS:
+        R = [r for r in rows if (r["model"], r["L"], r["nu"], r["act"], r["alpha"]) == pt]
+        K = len(R); assert K >= 8, (pt, K)
+        lo, hi = f.ppf(0.005 / n_ratios, K - 1, 3 * K), f.ppf(1 - 0.005 / n_ratios, K - 1, 3 * K)
+        for q in ("test_error", "m_k", "q_v", "replicon"):
+            ratio = np.var([r[q] for r in R], ddof=1) / np.mean(np.square([r[q + "_se"] for r in R]))
+            assert lo < ratio < hi, (pt, q, math.sqrt(ratio), math.sqrt(lo), math.sqrt(hi))

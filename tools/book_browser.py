@@ -36,7 +36,7 @@ SEARCH_EXPECT = {"Nishimori": "01c_slr_population"}
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
         "--no-first-run", "--disable-sync", "--disable-default-apps", "--hide-scrollbars"]
 # Chapters whose visible code must be at most MAX_CODE_SHARE of the visible characters.
-THEORY = ["01_slr", "01b_slr_activations", "01c_slr_population", "01d_slr_comparison", "01e_slr_dynamics",
+THEORY = ["01_slr", "01a_slr_models", "01b_slr_activations", "01c_slr_population", "01d_slr_comparison", "01e_slr_dynamics",
           "01f_slr_positional", "02_slr_replica_theory", "02a_slr_replica", "02b_slr_finite_samples",
           "02c_slr_bayes_optimal", "02d_slr_amp", "02e_slr_algorithms", "03_rmt", "03a_rmt_hermite", "03b_rmt_kernel",
           "03c_rmt_theory", "03d_rmt_vs_ridge", "03e_rmt_generalisation", "03f_rmt_multihead", "04_pretrained_weights"]
@@ -111,6 +111,11 @@ PAGE_JS = r"""async () => {
   });
   out.deadwidgets = Array.from(art.querySelectorAll('.widget-slider, .widget-dropdown, .widget-toggle-buttons, .widget-checkbox, .widget-button')).filter(w => !w.closest('.attnstat-precomputed')).length;
   out.precomputed = art.querySelectorAll('.attnstat-precomputed').length;
+  // every code block has a copy button, the ones in folds opened after load included (sphinx-copybutton adds its
+  // buttons once ClipboardJS has loaded; attnstat-folds.js adds them to code that arrives later)
+  for (let i = 0; i < 60 && window.ClipboardJS === undefined; i++) await new Promise(r => setTimeout(r, 50));
+  await new Promise(r => setTimeout(r, 300));
+  out.nocopy = Array.from(art.querySelectorAll('div.highlight pre')).filter(p => !(p.nextElementSibling && p.nextElementSibling.classList.contains('copybtn'))).length;
   return out;
 }"""
 
@@ -244,6 +249,7 @@ def check_page(browser, path: Path, theory=THEORY, max_share=MAX_CODE_SHARE, bas
     fails += [f"unresolved cross-reference: {u!r}" for u in info["unresolved"]]
     fails += [f"a cell error is shown on the page: {e[:160]!r}" for e in info["cellerrors"][:3]]
     fails += [f"raw repr in an output (show a table or a sentence): {r!r}" for r in info["reprs"][:5]]
+    if info["nocopy"]: fails.append(f"{info['nocopy']} code block(s) without a copy button (folds: attnstat-folds.js addCopyButtons)")
     if info["deadwidgets"]: fails.append(f"{info['deadwidgets']} widget control(s) outside a precomputed figure (they do nothing in the static book)")
     seen = {}
     for im in info["images"]:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import special, optimize
 from ..core import (check_real, check_int, check_choice, check_array, check_memory, as_generator, spawn,
-                           ConvergenceError, ConvergenceWarning)
+                           ConvergenceError, ConvergenceWarning, ParameterTypeError)
 from ..gaussian import sobol_normal
 from .models import SLRModel, SpikedSLR, MaxSLR
 from .activations import ElementwiseActivation, get_activation, softmax, linear, attention_predict
@@ -31,52 +31,69 @@ def _check_model(model):
 
 @dataclass
 class Draws:
-    "Symmetrised common random numbers for the reduced dynamics: per token g = (chi*, z*, xi_1, xi_2)."
+    "Common random numbers for the reduced dynamics: per token g = (chi*, z*, xi_1, xi_2), or (chi*, 0, zeta, 0) for the conditional estimator."
     G: np.ndarray # (n, L_max, 4) projections and orthogonal noises (0 on padded tokens)
-    y: np.ndarray # (n,) labels
+    y: np.ndarray # (n,) labels (0 for conditional draws: the label is integrated out)
     mask: np.ndarray # (n, L_max) bool, True on real tokens
-    symmetric: bool = False # the second half is the reflected copy of the first
+    symmetric: bool = False # the second half is the reflected copy of the first (conditional draws: the copy with zeta -> -zeta)
+    eps: np.ndarray | None = None # (n,) int hidden location (needed by the conditional estimator)
+    noise: float = 0.0 # label-noise standard deviation Delta (integrated out by the conditional estimator)
+    conditional: bool = False # the value side (z*, the orthogonal noise off the key direction, the label noise) is integrated in closed form
     @property
     def n(self) -> int: return len(self.y)
     @property
     def mask_or_none(self): return None if self.full else self.mask
-    def __post_init__(self): self.full = bool(self.mask.all())
+    def __post_init__(self):
+        if not isinstance(self.conditional, (bool, np.bool_)):
+            raise ParameterTypeError(f"conditional must be True or False, got {type(self.conditional).__name__}")
+        self.noise = check_real("noise", self.noise, lo=0.0)
+        self.full = bool(np.all(self.mask))
+        if self.conditional:          # token-major copies for the conditional estimator (sums over tokens are then row sums)
+            if self.eps is None: raise ValueError("conditional draws need the hidden locations eps")
+            self._cs, self._ze = np.ascontiguousarray(self.G[..., 0].T), np.ascontiguousarray(self.G[..., 2].T)
+            self._mask_t = np.ascontiguousarray(self.mask.T)
+            self._eps0 = bool(np.all(self.eps == 0))
+            self._E = None if self._eps0 else (np.arange(self.G.shape[1])[:, None] == self.eps[None, :]).astype(float)
 
 # %% ../../nbs/01e_slr_dynamics.ipynb #7eb514b5
-def _sobol_draws(model, n, seed):
-    "Randomised quasi-Monte Carlo draws for fixed-length spiked-SLR (spike at token 0 by exchangeability)."
+def _sobol_draws(model, n, seed, dims=4):
+    "Randomised quasi-Monte Carlo draws for fixed-length spiked-SLR (spike at token 0 by exchangeability); dims = 4 (raw) or 2 (chi*, zeta)."
     L = model.L_max
-    Z = sobol_normal(n, 4 * L + 1, seed).reshape(n, 4 * L + 1)
-    G = Z[:, :4 * L].reshape(n, 4, L).transpose(0, 2, 1).copy()
+    Z = sobol_normal(n, dims * L + 1, seed).reshape(n, dims * L + 1)
+    G = np.zeros((n, L, 4))
+    G[..., [0, 1, 2, 3] if dims == 4 else [0, 2]] = Z[:, :dims * L].reshape(n, dims, L).transpose(0, 2, 1)
     G[:, 0, 0] += math.sqrt(model.nu)
     y = G[:, 0, 1] + model.noise * Z[:, -1]
-    return G, y, np.ones((n, L), bool)
+    return G, y, np.ones((n, L), bool), np.zeros(n, int)
 
 def dyn_draws(model:SLRModel, # SpikedSLR or MaxSLR
               n:int=60_000, # sequences before symmetrisation (2n are used)
               seed=0, # int or numpy Generator
-              symmetrise:bool=True, # append the reflected copy (z*, y, xi_2) -> -(z*, y, xi_2)
+              symmetrise:bool=True, # append the reflected copy (z*, y, xi_2) -> -(z*, y, xi_2) (conditional: zeta -> -zeta)
               qmc:bool=True, # scrambled Sobol points (fixed-length spiked-SLR only; plain Monte Carlo otherwise)
               flip_xi:bool=False, # also append the copies with xi_1 -> -xi_1 and xi_2 -> -xi_2 (4x the draws; the drift vanishes at M = 0 for an odd sigma)
+              conditional:bool=False, # draws for the conditional estimator: per token only chi* and the key noise zeta (2 L Sobol dimensions)
              ) -> Draws:
     "Draw the projections and orthogonal noises once (common random numbers), symmetrised under the reflection."
     _check_model(model); n = check_int("n", n, lo=2)
     check_memory("n * L", 8.0 * 14 * n * model.L_max)
     if qmc and model.kind == "spiked" and not model.variable_length:
-        G, y, mask = _sobol_draws(model, n, seed)
+        G, y, mask, eps = _sobol_draws(model, n, seed, 2 if conditional else 4)
     else:
         r1, r2 = spawn(seed, 2)
         P = model.sample_projections(n, r1)
         xi = r2.standard_normal((n, model.L_max, 2)) * P.mask[..., None]
         G = np.concatenate([P.chi_star[..., None], P.z_star[..., None], xi], axis=-1)
-        y, mask = P.y, P.mask
-    if flip_xi:
+        if conditional: G[..., [1, 3]] = 0.0
+        y, mask, eps = P.y, P.mask, P.eps
+    if conditional: y = np.zeros(len(y))
+    if flip_xi and not conditional:
         for f in ([1.0, 1.0, -1.0, 1.0], [1.0, 1.0, 1.0, -1.0]):
-            G, y, mask = np.concatenate([G, G * np.array(f)]), np.concatenate([y, y]), np.concatenate([mask, mask])
+            G, y, mask, eps = np.concatenate([G, G * np.array(f)]), np.concatenate([y, y]), np.concatenate([mask, mask]), np.concatenate([eps, eps])
     if symmetrise:
-        R = G * np.array([1.0, -1.0, 1.0, -1.0])
-        G, y, mask = np.concatenate([G, R]), np.concatenate([y, -y]), np.concatenate([mask, mask])
-    return Draws(G, y, mask, symmetrise)
+        R = G * np.array([1.0, -1.0, -1.0 if conditional else 1.0, -1.0])
+        G, y, mask, eps = np.concatenate([G, R]), np.concatenate([y, -y]), np.concatenate([mask, mask]), np.concatenate([eps, eps])
+    return Draws(G, y, mask, symmetrise, eps, float(model.noise), conditional)
 
 # %% ../../nbs/01e_slr_dynamics.ipynb #7015e8be
 def reduced_weights(M, # (2, 2) overlaps, rows (k, v), columns (k*, v*)
@@ -96,11 +113,11 @@ def _pair_sum(A, B, symmetric):
 
 @dataclass
 class RiskGrad:
-    "Monte Carlo half risk r = E(y - f)^2 / 2 of the reduced weights, its gradient, and the SGD noise matrix."
+    "Monte Carlo half risk r = E(y - f)^2 / 2 of the reduced weights, its gradient, and the SGD noise matrix Upsilon."
     r: float # half risk (plus the ridge term lam |W~|^2 / 2)
     err: float # standard error of r
     grad: np.ndarray # (4, 2) gradient of r + lam |W~|^2/2 in W~
-    Sigma: np.ndarray | None # (2, 2) E[(f - y)^2 sum_l g_l g_l^T] (None unless asked)
+    Upsilon: np.ndarray | None # (2, 2) SGD noise matrix E[(f - y)^2 sum_l g_l g_l^T] (None unless asked)
 
 def _act_fields(act, chi, z, mask, c):
     "sigma(chi), f = sigma.z and u = J_sigma^T z in one pass (one evaluation of the weights)."
@@ -121,10 +138,11 @@ def risk_grad(Wt, # (4, 2) reduced weights [M^T; C^(1/2)]
               activation, # name or Activation
               lam:float=0.0, # ridge lambda
               c:float=0.0, # erf offset
-              sigma:bool=False, # also return the SGD noise matrix Sigma
+              sigma:bool=False, # also return the SGD noise matrix Upsilon
              ) -> RiskGrad:
-    "Half risk, its analytic gradient E[sum_l g~_l grad_h F^T] in W~ (VJP of sigma) and optionally Sigma."
+    "Half risk, its analytic gradient E[sum_l g~_l grad_h F^T] in W~ (VJP of sigma) and optionally Upsilon (conditional estimator for conditional draws)."
     act = get_activation(activation)
+    if draws.conditional: return _risk_grad_conditional(np.asarray(Wt, float), draws, act, lam, c, sigma)
     h = draws.G @ Wt                                  # (n, L, 2): chi_l, z_l
     chi, z = h[..., 0], h[..., 1]
     s, f, u = _act_fields(act, chi, z, draws.mask_or_none, c)   # u = J_sigma^T z = df/dchi
@@ -134,8 +152,8 @@ def risk_grad(Wt, # (4, 2) reduced weights [M^T; C^(1/2)]
     grad = _pair_sum(draws.G, g * e[:, None, None], draws.symmetric) / n + lam * Wt
     e2 = e * e
     r = 0.5 * float(e2.mean()) + 0.5 * lam * float(np.sum(Wt * Wt))
-    Sig = _pair_sum(g * e2[:, None, None], g, draws.symmetric) / n if sigma else None
-    return RiskGrad(r, 0.5 * float(e2.std(ddof=1)) / math.sqrt(n), grad, Sig)
+    Ups = _pair_sum(g * e2[:, None, None], g, draws.symmetric) / n if sigma else None
+    return RiskGrad(r, 0.5 * float(e2.std(ddof=1)) / math.sqrt(n), grad, Ups)
 
 # %% ../../nbs/01e_slr_dynamics.ipynb #7add22b1
 def flow_rhs(M, # (2, 2) overlaps
@@ -156,8 +174,57 @@ def flow_rhs(M, # (2, 2) overlaps
     Gm, Gp = g[:2], g[2:]
     P = Wt[2:].T @ Gp                                  # (W~_perp^T grad_perp); dC = -(P + P^T)
     dC = -(P + P.T)
-    if eta > 0: dC = dC + eta * rg.Sigma
+    if eta > 0: dC = dC + eta * rg.Upsilon
     return -Gm.T, dC, rg
+
+# %% ../../nbs/01e_slr_dynamics.ipynb #b3f1c2d4
+def _risk_grad_conditional(Wt, draws, act, lam, c, sigma):
+    "Half risk, gradient and Upsilon with the value side integrated out given the key scores (Gaussian moments up to order 4)."
+    cs, ze, E, n = draws._cs, draws._ze, draws._E, draws.n        # (L, n) token-major
+    a, b = Wt[1:, 0], Wt[1:, 1]; mk, mvk = float(Wt[0, 0]), float(Wt[0, 1])
+    al = math.sqrt(float(a @ a)); ah = a / al if al > 0 else np.zeros(3)
+    Pb = b - ah * float(ah @ b); Pe1 = np.eye(3)[0] - ah * ah[0]                   # P = I - ah ah^T: projector off the key direction
+    Pbb, Pb1, P11 = float(b @ Pb), float(Pb[0]), float(Pe1[0])
+    chi = mk * cs + al * ze
+    if act is softmax and draws.full:
+        ex = np.exp(chi - chi.max(axis=0)); s = ex / ex.sum(axis=0); d = sg = s
+    else:
+        dd, ss, gg = act._jac_parts(chi.T, draws.mask, c)
+        if ss is None: s, d, sg = act.value(chi.T, draws.mask, c).T, dd.T, None
+        else: s, d, sg = ss.T, dd.T, gg.T
+    tok = (lambda x: x[0]) if E is None else (lambda x: np.sum(x * E, axis=0))     # the value at the hidden location
+    s2, se = np.sum(s * s, axis=0), tok(s)
+    dE = d * (np.eye(s.shape[0])[:, :1] if E is None else E)
+    Ve = Pbb * s2 - 2.0 * Pb1 * se + (P11 + draws.noise**2)                         # Var(e | keys), e = f - y
+    Ceu = Pbb * d * s - Pb1 * dE                                                    # Cov(e, u_l | keys), u = J_sigma^T z
+    Vu = Pbb * d * d
+    if sg is not None:
+        Ceu = Ceu - sg * (Pbb * s2 - Pb1 * se); Vu = Vu + Pbb * sg * (sg * s2 - 2.0 * d * s)
+    bah = float(b @ ah)
+    g = np.zeros((4, 2)); Ups = np.zeros((2, 2)) if sigma else None
+    if mvk == 0.0 and bah == 0.0 and ah[0] == 0.0:                                  # on the manifold: every conditional mean is 0
+        Ee2 = Ve
+        g[0, 0] = np.vdot(cs, Ceu); g[1:, 0] = np.vdot(Ceu, ze) * ah
+        g[1:, 1] = np.sum(s2) * Pb - np.sum(se) * Pe1
+        if sigma: Ups[1, 1] = np.vdot(Ve, s2); Ups[0, 0] = np.vdot(Ve, np.sum(Vu, axis=0)) + 2.0 * np.vdot(Ceu, Ceu)
+    else:
+        mz = mvk * cs + bah * ze
+        if not draws.full: mz = mz * draws._mask_t
+        mf = np.sum(s * mz, axis=0); me = mf - ah[0] * tok(ze)                        # conditional means of f and e
+        mu = d * mz if sg is None else d * mz - sg * mf
+        Eeu = me * mu + Ceu; Ee2 = me * me + Ve
+        All = d if sg is None else d - sg * s
+        g[0, 0] = np.vdot(cs, Eeu)
+        g[1:, 0] = np.vdot(Eeu, ze) * ah + (np.vdot(me, np.sum(All, axis=0)) + np.vdot(mu, s)) * Pb - np.sum(tok(mu)) * Pe1
+        g[0, 1] = np.vdot(np.sum(cs * s, axis=0), me)
+        g[1:, 1] = np.vdot(np.sum(s * ze, axis=0), me) * ah + np.sum(s2) * Pb - np.sum(se) * Pe1
+        if sigma:
+            Ups[1, 1] = np.vdot(Ee2, s2)
+            Ups[0, 1] = Ups[1, 0] = np.vdot(Ee2, np.sum(s * mu, axis=0)) + 2.0 * np.vdot(me, np.sum(s * Ceu, axis=0))
+            Ups[0, 0] = (np.vdot(Ee2, np.sum(mu * mu + Vu, axis=0)) + 4.0 * np.vdot(me, np.sum(mu * Ceu, axis=0))
+                         + 2.0 * np.vdot(Ceu, Ceu))
+    r = 0.5 * float(Ee2.mean()) + 0.5 * lam * float(np.sum(Wt * Wt))
+    return RiskGrad(r, 0.5 * float(Ee2.std(ddof=1)) / math.sqrt(n), g / n + lam * Wt, Ups / n if sigma else None)
 
 # %% ../../nbs/01e_slr_dynamics.ipynb #62c247a5
 OVERLAP_NAMES = ("m_k", "m_kv", "m_vk", "m_v", "q_k", "q_kv", "q_v")
@@ -234,11 +301,12 @@ def integrate(model:SLRModel, # SpikedSLR or MaxSLR
               method:str="heun", # "heun" (second-order ODE solver) or "gd" (exact population-GD map W~ -= dt grad)
               n_mc:int=60_000, # sequences per replicate (before symmetrisation)
               n_rep:int=4, # independent replicates (their spread is the Monte Carlo error; n_rep - 1 degrees of freedom)
+              conditional:bool=True, # conditional estimator (value side integrated in closed form); False: plain draws of every Gaussian
               seed=0, # int or numpy Generator
               n_out:int=81, # points of the output time grid
               adapt:bool=True, # halve a step that raises the risk (gradient flow) instead of raising ConvergenceError
               blowup:float=1e3, # overlaps above this count as a divergence
-              draws=None, # precomputed list of Draws (one per replicate), overrides n_mc, n_rep, seed
+              draws=None, # precomputed list of Draws (one per replicate), overrides n_mc, n_rep, seed, conditional
               sphere:bool=False, # projected (spherical) flow of the precursor: q_k, q_v stay at their start values (gradient flow only)
               recheck:int=100, # steps between re-estimates of the curvature (the step is halved when it grows)
               progress=None, # callable(fraction) for progress reports
@@ -252,7 +320,10 @@ def integrate(model:SLRModel, # SpikedSLR or MaxSLR
         raise ValueError(f"sphere=True is the projected gradient flow: it needs eta = 0 and method = 'heun', got eta = {eta!r}, method = {method!r}")
     if draws is None:
         n_mc = check_int("n_mc", n_mc, lo=2); n_rep = check_int("n_rep", n_rep, lo=1)
-        draws = [dyn_draws(model, n_mc, s) for s in spawn(seed, n_rep)]
+        draws = [dyn_draws(model, n_mc, s, conditional=conditional) for s in spawn(seed, n_rep)]
+    elif isinstance(draws, Draws): draws = [draws]
+    if not isinstance(draws, (list, tuple)) or not draws or not all(isinstance(d, Draws) for d in draws):
+        raise ParameterTypeError(f"draws must be a list of Draws (from dyn_draws), got {type(draws).__name__}")
     n_rep = len(draws)
     M0, C0 = random_start(q0) if start is None else start
     M0 = check_array("start M", M0, shape=(2, 2)); C0 = check_array("start C", C0, shape=(2, 2))
@@ -295,7 +366,7 @@ def integrate(model:SLRModel, # SpikedSLR or MaxSLR
             if method == "gd":
                 Wt = reduced_weights(M, C) - hh * risk_grad(reduced_weights(M, C), d, act, lam, c).grad
                 M1, C1 = Wt[:2].T, Wt[2:].T @ Wt[2:]
-                if eta > 0: C1 = C1 + hh * eta * rg.Sigma
+                if eta > 0: C1 = C1 + hh * eta * rg.Upsilon
             else:
                 Mp, Cp = M + hh * dM, C + hh * dC
                 Cp = 0.5 * (Cp + Cp.T)
@@ -616,7 +687,7 @@ def sgd_plateau(model:SLRModel, # SpikedSLR or MaxSLR
                 seed=0, # int or numpy Generator
                 h:float=1e-5, # finite-difference step of the Jacobian
                ) -> Plateau:
-    "Plateau of the online-SGD limit ODE: root of (D1, D3 + eta Sigma) on the manifold, and its 7 Jacobian eigenvalues."
+    "Plateau of the online-SGD limit ODE: root of (D1, D3 + eta Upsilon) on the manifold, and its 7 Jacobian eigenvalues."
     _check_model(model); act = get_activation(activation); eta = check_real("eta", eta, lo=0.0, lo_open=True)
     d = dyn_draws(model, n_mc, seed)
     if x0 is None:

@@ -38,6 +38,7 @@ def _laplace_parts(mu_sel, mu_0, sd, n:int, ds:float, raise_n:bool=True):
     lo = float(np.min(np.minimum(mu_sel, mu_0) - 10 * sd)); hi = float(np.max(np.maximum(mu_sel, mu_0) + 10 * sd))
     s = ds * np.arange(math.floor((-hi - 36) / ds), math.ceil((-lo + 4) / ds) + 1)      # s = log t on the lattice ds Z
     if raise_n: n = int(min(1024, max(n, 40 * float(np.max(sd)))))                      # resolve e^{-e^{s+u}} in u
+    check_memory("var (the logit variance, q_k)", 8.0 * 8 * len(mu_sel) * len(s) * n)      # the (L, S, n) moment arrays
     x, w = hermite_rule(n)
     def moments(mu):   # (3, L, S): E e^{-ta}, E[ta e^{-ta}], E[(ta)^2 e^{-ta}] with a = e^u, u ~ N(mu, sd^2)
         lu = np.minimum(s[None, :, None] + mu[:, None, None] + sd[:, None, None] * x, 700.0)   # log(t a)
@@ -60,8 +61,8 @@ class LaplaceTerms:
     "A = E sigma_eps and B = E ||sigma||^2 of softmax of independent Gaussian logits, with per-position parts."
     A: float # sum_j pi_j A_j
     B: float # sum_j pi_j B_j
-    err_A: float # refinement difference of A (doubled nodes, halved s-step)
-    err_B: float # refinement difference of B
+    err_A: float # refinement difference of A (doubled nodes, halved s-step; nan when accuracy=False)
+    err_B: float # refinement difference of B (nan when accuracy=False)
     A_pos: np.ndarray # A_j = E[sigma_j | eps = j]
     B_pos: np.ndarray # B_j = E[||sigma||^2 | eps = j]
 
@@ -158,7 +159,7 @@ def softmax_bias_terms(model:SpikedSLR, # spiked-SLR model (prior and per-positi
     "A and B of softmax(gain chi + b) attention in spiked-SLR by the generalised Laplace identity, averaged over the lengths."
     _check_model(model)
     if model.kind != "spiked": raise ValueError(f"model must be a SpikedSLR for softmax_bias_terms, got {model!r}; in max-SLR the selection is correlated with the scores: use positional_risk_mc")
-    m_k = check_real("m_k", m_k); q_k = check_real("q_k", q_k, lo=m_k * m_k * (1 - 1e-12) - 1e-14)
+    m_k = check_real("m_k", m_k); q_k = check_real("q_k (at least m_k**2)", q_k, lo=m_k * m_k * (1 - 1e-12) - 1e-14)
     A = B = eA = eB = 0.0
     for l, p in model.length_probs.items():
         bl, g = _vec(model, "b", b, l, "bias", 0.0), _vec(model, "gain", gain, l, "nu", 1.0)
@@ -176,7 +177,7 @@ def softmax_bias_risk(model:SpikedSLR, # spiked-SLR model
                       **kw, # passed to softmax_bias_terms (n, ds, accuracy)
                      ) -> PositionalRisk:
     "Population risk of softmax attention with a positional bias (and gains) on the symmetric manifold, spiked-SLR."
-    m_v = check_real("m_v", m_v); q_v = check_real("q_v", q_v, lo=m_v * m_v * (1 - 1e-12) - 1e-14)
+    m_v = check_real("m_v", m_v); q_v = check_real("q_v (at least m_v**2)", q_v, lo=m_v * m_v * (1 - 1e-12) - 1e-14)
     t = softmax_bias_terms(model, m_k, q_k, b, gain, **kw)
     ex = 1 - 2 * m_v * t.A + q_v * t.B
     return PositionalRisk(model.noise**2 + ex, ex, 2 * abs(m_v) * t.err_A + q_v * t.err_B, t.A, t.B, "laplace")
@@ -320,7 +321,7 @@ def linear_pos_terms(model:SpikedSLR, # spiked-SLR model
     "Closed-form (A, B) of linear attention with positional weights sigma_l = w_l + beta_l chi_l in spiked-SLR."
     _check_model(model)
     if model.kind != "spiked": raise ValueError(f"model must be a SpikedSLR for linear_pos_terms, got {model!r} (max-SLR: use positional_risk_mc)")
-    m_k = check_real("m_k", m_k); q_k = check_real("q_k", q_k, lo=m_k * m_k * (1 - 1e-12) - 1e-14)
+    m_k = check_real("m_k", m_k); q_k = check_real("q_k (at least m_k**2)", q_k, lo=m_k * m_k * (1 - 1e-12) - 1e-14)
     A = B = 0.0
     for l, p in model.length_probs.items():
         wl, bl, pi, rn = _vec(model, "w", w, l, "bias", 1.0), _vec(model, "beta", beta, l, "bias", 1.0), model.prior_of(l), np.sqrt(model.nu_of(l))
@@ -338,7 +339,7 @@ def linear_pos_risk(model:SpikedSLR, # spiked-SLR model
                    ) -> PositionalRisk:
     "Population risk of linear attention with positional weights on the symmetric manifold (closed form)."
     A, B = linear_pos_terms(model, m_k, q_k, w, beta)
-    m_v = check_real("m_v", m_v); q_v = check_real("q_v", q_v, lo=m_v * m_v * (1 - 1e-12) - 1e-14)
+    m_v = check_real("m_v", m_v); q_v = check_real("q_v (at least m_v**2)", q_v, lo=m_v * m_v * (1 - 1e-12) - 1e-14)
     ex = 1 - 2 * m_v * A + q_v * B
     return PositionalRisk(model.noise**2 + ex, ex, 0.0, A, B, "closed form")
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math, time, warnings
 from dataclasses import dataclass, field
 import numpy as np
-from ..core import (renamed_params, ConvergenceError, check_real, check_positive, check_int, check_choice, as_generator, spawn,
+from ..core import (renamed_params, ConvergenceError, ConvergenceWarning, check_real, check_positive, check_int, check_choice, as_generator, spawn,
                            check_memory, check_seconds)
 from ..fixed_point import fixed_point
 from ..gaussian import hermite_rule, mean_stderr, sobol_normal
@@ -16,10 +16,10 @@ from .activations import get_activation
 from .population import population_risk, population_risk_mc, bayes_risk
 
 # %% auto #0
-__all__ = ['ORDER', 'HATS', 'OPTION_NAMES', 'prox_objective', 'batched_newton', 'prox_newton', 'prox_global', 'ChannelSample',
-           'channel_sample', 'channel_update', 'prior_update', 'channel_samples', 'stability', 'rs_verdict',
-           'ridge_textbook', 'ReplicaResult', 'ReplicaOptions', 'replica_options', 'replica_erm', 'replica_curve',
-           'label_branches', 'MatrixReplicaResult', 'replica_erm_matrix']
+__all__ = ['ORDER', 'HATS', 'CUSP_TAIL_INDEX', 'OPTION_NAMES', 'prox_objective', 'batched_newton', 'prox_newton', 'prox_global',
+           'ChannelSample', 'channel_sample', 'channel_update', 'prior_update', 'channel_samples', 'stability',
+           'replicon_estimate', 'rs_verdict', 'ridge_textbook', 'ReplicaResult', 'ReplicaOptions', 'replica_options',
+           'replica_erm', 'replica_curve', 'label_branches', 'MatrixReplicaResult', 'replica_erm_matrix']
 
 # %% ../../nbs/02a_slr_replica.ipynb #3a0baed5
 def _lsum(x):
@@ -78,6 +78,7 @@ def prox_objective(activation, # name or Activation
                   ):
     "phi(chi) of the key prox (the value part minimised in closed form), optionally with its gradient and Hessian."
     act = get_activation(activation)
+    if Vk == 0 or Vv == 0: raise ValueError(f"Vk and Vv must be nonzero (V_k, V_v > 0), got Vk={Vk!r}, Vv={Vv!r}")
     sm = getattr(act, "name", "") == "softmax" and chi.ndim == 2
     s = _softmax(chi, mask) if sm else act.value(chi, mask=mask, c=c)
     d = chi - omk
@@ -182,7 +183,12 @@ def batched_newton(objective, # objective(x, *args, derivatives=False) -> phi (n
                   ) -> tuple:
     "Minimise n independent L-dimensional problems at once (modified Newton, backtracking): (x, phi, n_unconverged)."
     x_all = np.array(x0, dtype=float)
+    if x_all.ndim != 2: raise ValueError(f"x0 must have shape (n, L), got {x_all.shape}")
+    if not isinstance(args, (tuple, list)): raise TypeError(f"args must be a tuple of arrays and scalars, got {type(args).__name__}")
     n = x_all.shape[0]
+    if merge is not None and not (isinstance(merge, (tuple, list)) and len(merge) == 2 and np.shape(merge[0]) == x_all.shape
+                                  and np.shape(merge[1]) == (n,)):
+        raise ValueError(f"merge must be None or a pair (x {x_all.shape}, phi ({n},)), got {type(merge).__name__}")
     active, phi_all = np.arange(n), np.empty(n)
     sub = lambda idx: tuple(v[idx] if isinstance(v, np.ndarray) and v.ndim and v.shape[0] == n else v for v in args)
     for it in range(max_iter):
@@ -232,6 +238,7 @@ def prox_newton(activation, # name or Activation
                ) -> tuple:
     "Minimise phi for all samples at once by a modified Newton method with backtracking: (chi, phi, n_unconverged)."
     act = get_activation(activation)
+    if Vk == 0 or Vv == 0: raise ValueError(f"Vk and Vv must be nonzero (V_k, V_v > 0), got Vk={Vk!r}, Vv={Vv!r}")
     chi = np.array(omk if x0 is None else x0, dtype=float)
     if mask is not None: chi = np.where(mask, chi, omk)
     obj = lambda x, omk, omv, y, mask, derivatives=False: prox_objective(act, x, omk, omv, y, Vk, Vv, mask, c, derivatives)
@@ -271,6 +278,8 @@ def prox_global(activation, # name or Activation
     if n_scan is None: n_scan = 512 * 2 ** max(0, L - 3)     # the ball's volume grows with L: at L = 5, 512 points missed 1 in 1e4
     if keep is None: keep = 6 if L <= 3 else 2 * L + 2
     n_scan, keep = check_int("n_scan", n_scan, lo=2), check_int("keep", keep, lo=0)
+    check_memory("keep", 8.0 * 4 * n * max(keep, 1) * L)                  # the candidates, their values and Newton's copies
+    check_seconds("n_scan, keep", n * (5e-7 * n_scan + 2e-5 * keep))     # measured: 4e-7 s per sample and scan point, 1e-5 per Newton start
     m = np.ones((n, L), bool) if mask is None else np.asarray(mask, bool)
     R = np.sqrt(2 * Vk * np.maximum(prox_objective(act, omk, omk, omv, y, Vk, Vv, mask, c), 0.0))   # the ball of the minimum
     ball, dirs = _ball_design(L, act.normalised, n_scan)
@@ -385,7 +394,7 @@ def channel_update(activation, # name or Activation
                   ) -> tuple:
     "Channel side of the RS equations: multi-start Newton prox, then the six conjugates: (hats, aux)."
     act = get_activation(activation)
-    check_choice("starts", starts, ("both", "warm", "global"))
+    check_choice("starts", starts, ("both", "warm", "global")); check_choice("vhat", vhat, ("stein", "jacobian"))
     m_k, q_k, V_k, m_v, q_v, V_v = x
     omk, omv, _, _ = _fields(x, S)
     Ak, Bk, Av, Bv = _stein_weights(x, S)
@@ -463,6 +472,7 @@ def channel_samples(model:SLRModel, # SpikedSLR or MaxSLR
                    ) -> list:
     "R independent channel samples of about n/R points each: scrambled Sobol nets (2^k points) or i.i.d. draws."
     n = check_int("n_mc", n, lo=100); R = check_int("n_rand", n_rand, lo=1)
+    check_memory("n_rand", 8.0 * 8 * R * max(n // R, 128) * model.L_max if isinstance(model, SLRModel) else 0.0)   # >= 100 points per randomisation
     check_choice("integration", integration, ("rqmc", "mc"))
     if not isinstance(model, SLRModel): raise TypeError(f"model must be a SpikedSLR or MaxSLR, got {type(model).__name__}")
     seeds = spawn(seed, R) if R > 1 else [seed]
@@ -507,7 +517,7 @@ def stability(activation, # name or Activation
               chi, # (n, L) prox solutions at the fixed point
               c:float=0.0, # erf offset
              ) -> dict:
-    "RS stability diagnostics at a fixed point: replicon rho, Stein and Jacobian Vhat, per-sample jump parts."
+    "RS stability diagnostics at a fixed point: replicon rho (tail-corrected, with its s.e.), Stein and Jacobian Vhat, per-sample jump parts."
     act = get_activation(activation)
     m_k, q_k, V_k, m_v, q_v, V_v = x
     omk, omv, Ck, Cv = _fields(x, S)
@@ -522,13 +532,62 @@ def stability(activation, # name or Activation
     st_k = -alpha * _lsum(gk * Ak) if Ak is not None else jac_k
     st_v = -alpha * _lsum(gv * Av) if Av is not None else jac_v
     G = J.reshape(n, 2, L, 2, L).transpose(0, 2, 4, 1, 3)                               # (n, l, l', 2, 2)
-    M4 = np.einsum("nabij,nabkl->ikjl", G, G).reshape(4, 4) / n
+    X4 = np.einsum("nabij,nabkl->nikjl", G, G).reshape(n, 4, 4)                         # per-sample sum_ll' G (x) G
     V = np.array([V_k, V_v])
-    T4 = alpha * np.kron(V, V)[:, None] * M4
     P = np.array([[1, 0, 0], [0, 0, 1], [0, 0, 1], [0, 1, 0]], float)                 # vec(E11), vec(E22), vec(E12 + E21)
-    T3 = np.linalg.lstsq(P, T4 @ P, rcond=None)[0]
-    return dict(replicon=float(np.max(np.abs(np.linalg.eigvals(T3)))), T=T3,
-                Vhat_k_stein=st_k, Vhat_k_jac=jac_k, Vhat_v_stein=st_v, Vhat_v_jac=jac_v)
+    X3 = np.linalg.pinv(P) @ ((alpha * np.kron(V, V)[:, None]) * X4) @ P              # per-sample contributions to T (n, 3, 3)
+    rep = replicon_estimate([X3])
+    return dict(replicon=rep["replicon"], replicon_se=rep["replicon_se"], replicon_plain=rep["replicon_plain"], T=rep["T"],
+                T_samples=X3, Vhat_k_stein=st_k, Vhat_k_jac=jac_k, Vhat_v_stein=st_v, Vhat_v_jac=jac_v)
+
+# %% ../../nbs/02a_slr_replica.ipynb #e3a10002
+CUSP_TAIL_INDEX = 1.25   # Pareto index of the near-cusp contributions to the replicon: P(w > t) ~ t^(-5/4)
+
+def _tail_k(n):
+    "Exceedances per randomisation: k = max(8, ceil(0.1 n^(2/3))) (0.6% of 4096 points, 0.4% of 16384)."
+    return max(8, math.ceil(0.1 * n ** (2.0 / 3.0)))
+
+def _spectral(T):
+    "Spectral radius of a 3 x 3 map with its left and right eigenvectors (real parts)."
+    ev, R_ = np.linalg.eig(T); i = int(np.argmax(np.abs(ev)))
+    evl, L_ = np.linalg.eig(T.T); j = int(np.argmin(np.abs(evl - ev[i])))
+    return float(np.abs(ev[i])), L_[:, j].real, R_[:, i].real
+
+def replicon_estimate(T_samples, # list over randomisations of the per-sample contributions (n_i, 3, 3) to the replicon map T
+                      k:int|None=None, # exceedances per randomisation (default max(8, ceil(0.1 n^(2/3))))
+                      cusp_index:float=CUSP_TAIL_INDEX, # Pareto index of the near-cusp tail (used when Hill's pooled index is below 2)
+                     ) -> dict:
+    "Replicon rho = spectral radius of E[T], the heavy near-cusp tail of the contributions replaced by its Pareto mean, with its error."
+    cusp_index = check_real("cusp_index", cusp_index, lo=1.0, lo_open=True)
+    Xs = [np.asarray(X, float) for X in T_samples]
+    if not Xs or any(X.ndim != 3 or X.shape[1:] != (3, 3) or len(X) < 2 for X in Xs):
+        raise ValueError("T_samples must be a non-empty list of (n, 3, 3) arrays with n >= 2")
+    tails, logs = [], []
+    for X in Xs:
+        w = np.sqrt(np.einsum("nij,nij->n", X, X)); n = len(w)
+        kk = min(check_int("k", k, lo=1) if k is not None else _tail_k(n), n - 1)
+        idx = np.argpartition(w, n - kk - 1); t = float(w[idx[n - kk - 1]]); top = idx[n - kk:]
+        tails.append((w, t, top))
+        if t > 0: logs.append(np.log(w[top] / t))
+    ml = float(np.mean(np.concatenate(logs))) if logs else 0.0
+    hill = 1.0 / ml if ml > 0 else math.inf                       # Hill's tail index, pooled over the randomisations
+    a = cusp_index if hill < 2 else hill
+    f = a / (a - 1.0) if math.isfinite(a) else 1.0                 # E[w | w > t] / t of a Pareto tail of index a
+    Xt = []
+    for X, (w, t, top) in zip(Xs, tails):
+        Y = X.copy()
+        if t > 0: Y[top] = X[top] * (f * t / w[top])[:, None, None]
+        Xt.append(Y)
+    means = np.array([Y.mean(0) for Y in Xt]); R = len(Xt)
+    T = means.mean(0); rho, l, r = _spectral(T)
+    if R > 1:                                                     # jackknife over randomisations
+        jk = np.array([_spectral((T * R - means[j]) / (R - 1))[0] for j in range(R)])
+        se = float(math.sqrt((R - 1) / R * np.sum((jk - jk.mean())**2)))
+    else:                                                         # delta method on the per-sample influences
+        psi = np.einsum("i,nij,j->n", l, Xt[0], r) / (l @ r) if abs(l @ r) > 0 else np.full(len(Xt[0]), np.nan)
+        se = float(np.std(psi, ddof=1) / math.sqrt(len(psi)))
+    plain = _spectral(np.mean([X.mean(0) for X in Xs], 0))[0]
+    return dict(replicon=rho, replicon_se=se, replicon_plain=plain, tail_index=hill, tail_index_used=a, T=T)
 
 # %% ../../nbs/02a_slr_replica.ipynb #b7e1a002
 def rs_verdict(replicon:float, # spectral radius rho of the smooth replicon map
@@ -539,6 +598,9 @@ def rs_verdict(replicon:float, # spectral radius rho of the smooth replicon map
     "Three-way RS stability verdict from the replicon and the jump parts: 'stable', 'unstable' or 'undetermined'."
     z = check_positive("z", z)
     se0 = lambda s: 0.0 if not np.isfinite(s) else float(s)
+    try: jumps = [tuple(float(v) for v in t) for t in jumps]
+    except (TypeError, ValueError): raise ValueError("jumps must be a sequence of (jump, jump_se, scale) triples of numbers") from None
+    if any(len(t) != 3 for t in jumps): raise ValueError("jumps must be a sequence of (jump, jump_se, scale) triples of numbers")
     rho, rs = float(replicon), se0(replicon_se)
     if not np.isfinite(rho): return "undetermined"
     unstable, clear = rho - z * rs > 1.0, rho + z * rs < 1.0
@@ -593,8 +655,8 @@ class ReplicaResult:
     history: list = field(default_factory=list, repr=False) # (x, residual) per iteration when requested (first randomisation)
     chi: object = field(default=None, repr=False) # prox solutions per randomisation (warm start for continuation)
     se: dict = field(default_factory=dict) # standard errors: m_k_se ... V_v_se, Vhat_k_se, ..., train_loss_se, energy_se
-    replicon: float = float("nan") # spectral radius rho of the linear map T (smooth replicon); RS needs rho < 1; NaN when not computed (diagnostics=False)
-    replicon_se: float = float("nan") # its standard error
+    replicon: float = float("nan") # spectral radius rho of the linear map T (smooth replicon; its near-cusp tail modelled by replicon_estimate); RS needs rho < 1; NaN when not computed (diagnostics=False)
+    replicon_se: float = float("nan") # its standard error (jackknife over the randomisations)
     jump_k: float = float("nan") # Vhat_k (Stein) - Vhat_k (Jacobian): contribution of prox jumps (NaN when not computed)
     jump_k_se: float = float("nan") # its standard error
     jump_v: float = float("nan") # Vhat_v (Stein) - Vhat_v (Jacobian)
@@ -672,7 +734,7 @@ def replica_options(options=None, # a ReplicaOptions, a dict of its fields, or N
     else: raise TypeError(f"options must be a ReplicaOptions, a dict of its fields or None, got {type(options).__name__}")
     if legacy:
         bad = sorted(set(legacy) - set(OPTION_NAMES))
-        if bad: raise TypeError(f"replica_erm() got unexpected keyword argument(s) {bad}")
+        if bad: raise TypeError(f"replica_erm() got unexpected keyword argument(s) {bad} (legacy keywords must be fields of ReplicaOptions)")
         warnings.warn(f"replica_erm(): {', '.join(sorted(legacy))} as keywords is deprecated, use options=ReplicaOptions(...) "
                       f"or options={{...}} (the keywords are accepted until the next release)", DeprecationWarning,
                       stacklevel=_user_stacklevel())
@@ -775,12 +837,16 @@ def replica_erm(model:SLRModel, # SpikedSLR or MaxSLR
     check_choice("prox_starts", prox_starts, ("both", "warm", "global"))
     guard = "global" if prox_guard else "both"
     if sample is None: Ss = channel_samples(model, n_mc, seed, integration, n_rand)
-    else: Ss = [sample] if isinstance(sample, ChannelSample) else list(sample)
+    else: Ss = [sample] if isinstance(sample, ChannelSample) else list(sample) if isinstance(sample, (list, tuple)) else [None]
+    if not Ss or not all(isinstance(S, ChannelSample) for S in Ss):
+        raise TypeError(f"sample must be a ChannelSample or a list of them (from channel_samples), got {type(sample).__name__}")
     R = len(Ss)
     # run-time estimate: ~1 us per sample and token per map evaluation, ~100 evaluations (55 s at the defaults, loaded core)
-    check_seconds("n_mc", 1e-6 * 100 * sum(len(S.y) for S in Ss) * model.L_max)
+    check_seconds("options.n_mc", 1e-6 * 100 * sum(len(S.y) for S in Ss) * model.L_max)
     x0 = _start(model, init)
     warm = list(warm_chi) if isinstance(warm_chi, (list, tuple)) else [warm_chi] * R
+    if len(warm) != R or any(w is not None and np.shape(w) != S.xi_k.shape for w, S in zip(warm, Ss)):
+        raise ValueError(f"warm_chi must be None, an array of shape {Ss[0].xi_k.shape} or a list of {R} (one per channel sample)")
     fp_kw = dict(damping=damping, atol=atol, rtol=rtol, max_iter=max_iter, on_fail=on_fail, method=method,
                  anderson_m=anderson_m, anderson_start=anderson_start)
     noise = float(model.noise)
@@ -795,21 +861,51 @@ def replica_erm(model:SLRModel, # SpikedSLR or MaxSLR
             n_it += int(r0.n_iter)
             if np.all(np.isfinite(r0.x)) and r0.x[2] > 0 and r0.x[5] > 0: x0 = r0.x
         except ConvergenceError: pass
-    xs, hs, tes, ses, tls, stabs, chis, conv, resid, hist = [], [], [], [], [], [], [], [], 0.0, []
-    for i, S in enumerate(Ss):
-        kw_i = dict(fp_kw, history=history and i == 0)
-        if i > 0 or warm_chi is not None: kw_i.update(warm_kw)           # near the answer: Anderson from the first step
-        res, hats, aux = _solve_one(act, S, x0, alpha, lam_k, lam_v, c, xtol, warm[i], kw_i, vhat, prox_starts, guard=guard)
-        if i == 0: hist = res.history
-        if res.converged: x0 = res.x                      # warm start of the next randomisation
+    def solve_net(i, x0, warm_i, kw_i):
+        "The fixed point on randomisation i and what is averaged over randomisations."
+        res, hats, aux = _solve_one(act, Ss[i], x0, alpha, lam_k, lam_v, c, xtol, warm_i, kw_i, vhat, prox_starts, guard=guard)
         x = res.x
         te, se = _mc_test_error(act, x, Ss[0], noise, c)     # one evaluation sample for all: the spread is the fixed point's
-        xs.append(x); hs.append(hats); tes.append(te); ses.append(se); tls.append(float(np.mean(0.5 * aux["r"]**2)))
-        chis.append(aux["chi"]); conv.append(bool(res.converged)); n_it += int(res.n_iter); resid = max(resid, float(res.residual))
+        out = dict(res=res, x=x, hats=hats, te=te, se=se, tl=float(np.mean(0.5 * aux["r"]**2)), chi=aux["chi"], T=None, stab=None)
+        out["energy"] = 0.5 * lam_k * x[1] + 0.5 * lam_v * x[4] + alpha * out["tl"]
         if diagnostics and np.all(np.isfinite(x)):
-            d = stability(act, x, S, alpha, aux["chi"], c)
-            stabs.append([d["replicon"], np.mean(d["Vhat_k_stein"] - d["Vhat_k_jac"]), np.mean(d["Vhat_v_stein"] - d["Vhat_v_jac"]),
-                          mean_stderr(d["Vhat_k_stein"] - d["Vhat_k_jac"])[1], mean_stderr(d["Vhat_v_stein"] - d["Vhat_v_jac"])[1]])
+            d = stability(act, x, Ss[i], alpha, aux["chi"], c)
+            out["T"] = d["T_samples"]
+            out["stab"] = [d["replicon"], np.mean(d["Vhat_k_stein"] - d["Vhat_k_jac"]), np.mean(d["Vhat_v_stein"] - d["Vhat_v_jac"]),
+                           mean_stderr(d["Vhat_k_stein"] - d["Vhat_k_jac"])[1], mean_stderr(d["Vhat_v_stein"] - d["Vhat_v_jac"])[1]]
+        return out
+    nets, resid, hist = [], 0.0, []
+    for i in range(R):
+        kw_i = dict(fp_kw, history=history and i == 0)
+        if i > 0 or warm_chi is not None: kw_i.update(warm_kw)           # near the answer: Anderson from the first step
+        o_i = solve_net(i, x0, warm[i], kw_i)
+        if i == 0: hist = o_i["res"].history
+        if o_i["res"].converged: x0 = o_i["x"]                          # warm start of the next randomisation
+        nets.append(o_i); n_it += int(o_i["res"].n_iter)
+    # One branch for all randomisations: a net whose fixed point is far from the others' (another branch of the RS
+    # equations: it happened at spiked L = 3, nu = 2, linear, alpha = 5 on one net in 32) is solved again from the
+    # fixed point of the net nearest the median, and keeps the lower ERM energy of the two (the mean of two branches is no answer).
+    X = np.array([o_["x"] for o_ in nets])
+    if R > 2 and np.all(np.isfinite(X)):
+        med = np.median(X, 0); dev = np.abs(X - med)
+        scale = 1.4826 * np.median(dev, 0)
+        far = np.any(dev > 10 * scale + 0.02 * (1 + np.abs(med)), 1)
+        ref = int(np.argmin(np.max(dev / (scale + 1e-12), 1)))
+        for i in np.flatnonzero(far):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                o_i = solve_net(int(i), nets[ref]["x"], None, dict(fp_kw, on_fail="warn"))
+            n_it += int(o_i["res"].n_iter)
+            if o_i["res"].converged and o_i["energy"] < nets[i]["energy"]: nets[i] = o_i
+        X = np.array([o_["x"] for o_ in nets]); dev = np.abs(X - np.median(X, 0))
+        if np.any(np.any(dev > 10 * scale + 0.02 * (1 + np.abs(med)), 1)):
+            warnings.warn(f"replica_erm: the {R} randomisations reach different branches of the RS equations (alpha={alpha:g}); "
+                          "the mean mixes them and its standard error shows it: use more integration points (n_mc)",
+                          ConvergenceWarning, stacklevel=_user_stacklevel())
+    xs, hs, tes, ses, tls = ([o_[k] for o_ in nets] for k in ("x", "hats", "te", "se", "tl"))
+    chis, conv = [o_["chi"] for o_ in nets], [bool(o_["res"].converged) for o_ in nets]
+    resid = max(float(o_["res"].residual) for o_ in nets)
+    Ts, stabs = [o_["T"] for o_ in nets if o_["T"] is not None], [o_["stab"] for o_ in nets if o_["stab"] is not None]
     x, x_se = _mean_se(xs, R); h, h_se = _mean_se(hs, R)
     te, te_se = _mean_se(tes, R); tl, tl_se = _mean_se(tls, R)
     if test_method != "monte carlo" and np.all(np.isfinite(x)):   # the value by quadrature at the mean overlaps
@@ -826,7 +922,8 @@ def replica_erm(model:SLRModel, # SpikedSLR or MaxSLR
     if stabs:
         A = np.array(stabs); m_, s_ = _mean_se(A, len(A))
         jse_k, jse_v = (s_[1], s_[2]) if len(A) > 1 else (A[0, 3], A[0, 4])
-        st = dict(replicon=float(m_[0]), replicon_se=float(s_[0]), jump_k=float(m_[1]), jump_k_se=float(jse_k),
+        rep = replicon_estimate(Ts)          # tail-corrected, pooled over the randomisations, jackknife error
+        st = dict(replicon=rep["replicon"], replicon_se=rep["replicon_se"], jump_k=float(m_[1]), jump_k_se=float(jse_k),
                   jump_v=float(m_[2]), jump_v_se=float(jse_v))
         st["stability"] = rs_verdict(st["replicon"], st["replicon_se"], [(st["jump_k"], jse_k, lam_k + cj["Vhat_k"]),
                                                                         (st["jump_v"], jse_v, lam_v + cj["Vhat_v"])])
@@ -876,11 +973,17 @@ def replica_curve(model:SLRModel, # SpikedSLR or MaxSLR
     from joblib import Parallel, delayed
     from tqdm.auto import tqdm
     act = get_activation(activation)
-    alphas = [check_positive("alpha", a) for a in np.atleast_1d(alphas).tolist()]
+    alphas = [check_positive("alphas", a) for a in np.atleast_1d(alphas).tolist()]
+    if not alphas: raise ValueError("alphas must hold at least one sample ratio")
     lam = check_positive("lam", lam)
     pairs = list(scans) if scans is not None else [(s, d) for s in starts for d in directions]
-    for _, d in pairs: check_choice("directions", d, ("up", "down"))
+    for s, d in pairs:
+        check_choice("directions", d, ("up", "down"))
+        if not (isinstance(s, str) and s in ("informed", "uninformed")) and np.shape(s) != (6,):
+            raise ValueError(f"starts (or scans) must hold 'informed', 'uninformed' or six overlaps {ORDER}, got {s!r:.60}")
     split = check_int("split", split, lo=1)
+    import os
+    if n_jobs != -1: n_jobs = check_int("n_jobs", n_jobs, lo=1, hi=4 * (os.cpu_count() or 1))   # -1: all cores
     pieces = [list(p) for p in np.array_split(np.array(alphas), min(split, len(alphas)))]
     jobs = [(s, d == "down", p) for s, d in pairs for p in pieces]
     out = Parallel(n_jobs=n_jobs)(delayed(_scan)(model, act, p, lam, s, rev, kw)

@@ -98,6 +98,7 @@ def lbfgs_batch(fun, # fun(W (d, K)) -> (values (K,), gradients (d, K)) of K ind
                ) -> dict:
     "K independent L-BFGS minimisations evaluated together (one call of `fun` per step for all active columns)."
     W = np.array(W0, float); d, K = W.shape
+    m = check_int("m", m, lo=1, hi=1000); check_memory("m", 8.0 * 2 * m * d * K)   # the L-BFGS history
     f, g = fun(W)
     S, Y = np.zeros((m, d, K)), np.zeros((m, d, K)); rho = np.zeros((m, K)); cnt = np.zeros(K, int)
     active = np.abs(g).max(0) >= gtol
@@ -270,11 +271,11 @@ def simulate_erm(model:SLRModel, # SpikedSLR or MaxSLR
     K_all = 1 if restarts is None else restarts + int(informed)
     isz = np.dtype(dtype).itemsize
     # the sampler's float64 draw and one float64 temporary (measured peak at D = N = 10^4, L = 3, float32: 6.8 GiB), the stored copy
-    check_memory("N * L * D", (16.0 + isz) * N * model.L_max * D)   # the data first: a huge D is named as such
+    check_memory("alpha * D * L (N = alpha D samples)", (16.0 + isz) * N * model.L_max * D)   # the data first: a huge D is named as such
     # run-time estimate (measured, one core, L = 3, D = 100): ~5 us per test sequence, ~0.15 s per start at N = 200 (2.5e-6 s per N L D)
     check_seconds("n_test", 1.5e-8 * n_test * model.L_max * D)
     check_seconds("alpha * D" if restarts is None else "restarts", 2e-6 * (1 if restarts is None else restarts) * max(round(alpha * D), 1) * model.L_max * D)
-    check_memory("N * L * D" if restarts is None else "restarts", (16.0 + isz) * N * model.L_max * D + 8.0 * N * model.L_max * 2 * K_all * 6)
+    check_memory("alpha * D * L (N = alpha D samples)" if restarts is None else "restarts", (16.0 + isz) * N * model.L_max * D + 8.0 * N * model.L_max * 2 * K_all * 6)
     g_train, g_test, g_init = spawn(seed, 3)
     tr = model.sample(N, D, g_train, dtype=dtype)
     kst, vst = tr.k_star, tr.v_star
@@ -387,6 +388,10 @@ def simulate_sweep(model:SLRModel, # SpikedSLR or MaxSLR
     Dof = D if callable(D) else (lambda a: D)
     if restarts is not None: inits, kw = ("random",), dict(kw, restarts=restarts, informed=informed)
     seeds = [seed] if isinstance(seed, (int, np.integer)) else list(seed)
+    inits = [inits] if isinstance(inits, str) else list(inits) if isinstance(inits, (list, tuple)) else inits
+    if not isinstance(inits, list) or not all(i in ("informed", "random") for i in inits):
+        raise ValueError(f"inits must be a list of 'informed' and 'random', got {inits!r:.60}")
+    if np.ndim(alphas) > 1: raise ValueError(f"alphas must be a number or a 1-d sequence of sample ratios, got shape {np.shape(alphas)}")
     points = [dict(alpha=float(a), init=i, seed=int(s), D=int(Dof(a)))
               for a in np.atleast_1d(alphas).tolist() for i in inits for s in seeds]
     return run_sweep(partial(_sim_point, model, activation, lam, kw), points, jobs=n_jobs, backend=backend,
