@@ -241,6 +241,8 @@ def _bad_object(v) -> str|None:
 def _blamed(sig, bound, msg:str, e=None) -> list:
     "Arguments an error message points at: a string argument quoted in it, or the type named in it (`'bool' object ...`)."
     import re
+    quoted = [n for n, v in bound.arguments.items() if isinstance(v, str) and len(v) < 100 and repr(v) in msg]
+    if quoted: return quoted
     if isinstance(e, KeyError) or "sequence" in msg:   # a missing key: a mapping argument; "can't multiply sequence": a sequence
         kinds = dict if isinstance(e, KeyError) else (str, list, tuple)
         out = [n for n, v in bound.arguments.items() if isinstance(v, kinds) and not isinstance(sig.parameters[n].default, kinds)]
@@ -251,12 +253,13 @@ def _blamed(sig, bound, msg:str, e=None) -> list:
     out = []
     for n, v in bound.arguments.items():
         if isinstance(v, str) and len(v) < 100 and (repr(v) in msg or f"dtype('<U{len(v)}')" in msg): out.append(n); continue
+        if isinstance(v, (numbers.Number, np.generic)) and f"'{v}'" in msg: out.append(n); continue   # "Cannot interpret '2.5' as ..."
         t = type(v)
         names = {t.__name__, f"{t.__module__}.{t.__qualname__}", "NoneType" if v is None else t.__name__}
-        if any(re.search(rf"['<]{re.escape(x)}['>]|\bof type '?{re.escape(x)}\b|\b{re.escape(x)}\.__", msg) for x in names):
+        if any(re.search(rf"['<]{re.escape(x)}['>]|\bof type '?{re.escape(x)}\b|\b{re.escape(x)}\.__|\b(?:not|got) (?:a |an )?{re.escape(x)}\b", msg) for x in names):
             out.append(n)
     for n in bound.arguments:   # a list parameter checked element by element: "model must be ..." for `models`
-        if n not in out and len(n) > 2 and n.endswith("s") and re.search(rf"(?<![A-Za-z0-9_]){re.escape(n[:-1])}(?![A-Za-z0-9_])", msg):
+        if n not in out and len(n) >= 2 and n.endswith("s") and re.search(rf"(?<![A-Za-z0-9_]){re.escape(n[:-1])}(?![A-Za-z0-9_])", msg):
             out.append(n)
     if len(out) > 1:   # several arguments of the named type: keep those of another kind than their default
         odd = [n for n in out if sig.parameters[n].default is sig.parameters[n].empty or
@@ -278,7 +281,7 @@ def _declared_shapes(func) -> dict:
         if b and b.group(1) not in bounds: bounds[b.group(1)] = (b.group(2), float(b.group(3)))
         m = (re.match(r"\s*(?:def\s+\w+\()?\s*\**(\w+)\s*(?::[^=#]*)?(?:=[^#]*)?,?\s*#\s*\(([^()]*)\)", line) or   # "# (n, L) ..."
              re.match(r"\s*(?:def\s+\w+\()?\s*\**(\w+)\s*(?::[^=#]*)?(?:=[^#]*)?,?\s*#.*?\(([A-Za-z]\w?(?:\s*,\s*[A-Za-z]\w?)*,?)\)", line))
-        if m and m.group(1) not in out:
+        if m and m.group(1) not in out and not re.search(r"\bor\b", line.split("#", 1)[-1]):   # "(2, 2) ... or a pair": other forms
             toks = [t.strip() for t in m.group(2).split(",")]
             if toks and toks[-1] == "": toks = toks[:-1]
             if toks and all(t and "..." not in t for t in toks):
@@ -301,7 +304,8 @@ def _shape_blame(func, sig, bound, shapes=None) -> list:
         spec = shapes.get(n) if n != "__bounds__" else None
         if spec is None or (v is None and sig.parameters[n].default is None): continue
         try: a = np.asarray(v)
-        except Exception: bad.append(n); continue
+        except Exception: continue             # a ragged tuple such as (M, C, b): not an array, nothing to compare
+        if a.dtype.kind == "O" and not _junk(v): continue
         if a.dtype.kind not in "biuf" or a.ndim != len(spec): bad.append(n); continue
         for t, s in zip(spec, a.shape):
             if t is not None: seen.setdefault(t, []).append((n, s))
@@ -321,8 +325,14 @@ def _line_blame(func, bound, e) -> list:
     "The arguments named on the line of `func` where the exception `e` arose (its innermost frame of `func`)."
     import inspect, linecache, re
     code, tb, line = getattr(inspect.unwrap(func), "__code__", None), e.__traceback__, None
-    while tb is not None:
-        if tb.tb_frame.f_code is code: line = linecache.getline(code.co_filename, tb.tb_lineno)
+    if code is None: return []
+    while tb is not None:   # the innermost frame of func, or of a comprehension or lambda inside it
+        c = tb.tb_frame.f_code
+        if c is code or (c.co_filename == code.co_filename and getattr(c, "co_qualname", "").startswith(code.co_qualname + ".")):
+            try:    # the source span of the failing expression (Python >= 3.11), else its line
+                lo, hi = list(c.co_positions())[tb.tb_lasti // 2][:2]
+                line = "".join(linecache.getline(c.co_filename, i) for i in range(lo, (hi or lo) + 1))
+            except (AttributeError, IndexError, TypeError): line = linecache.getline(c.co_filename, tb.tb_lineno)
         tb = tb.tb_next
     if not line: return []
     code_text = re.sub(r"(?:[rbf]?\"[^\"]*\"|[rbf]?'[^']*')", "", line.split("#")[0])   # names outside string literals
@@ -452,14 +462,17 @@ def public(func, # a public function of attnstat
                     if kinds.get(n): _check_kind(func, n, v, kinds[n], classes=True)
             if isinstance(e, SettingError): raise
             if _names_parameter(str(e), sig):   # it names a parameter: unless the shapes point at another argument
-                wrong = [n for n in _shape_blame(func, sig, bound) if not _names_parameter(str(e), inspect.Signature([sig.parameters[n]]))]
+                one = lambda n: _names_parameter(str(e), inspect.Signature([inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY)]))
+                wrong = [n for n in _shape_blame(func, sig, bound) if not one(n)]
+                wrong += [n for n in bound.arguments if n not in wrong and len(n) >= 2 and n.endswith("s") and one(n[:-1]) and not one(n)]
                 if not wrong or isinstance(e, (AttributeError, KeyError, IndexError)): raise
                 text = f"{', '.join(f'{n}={_fmt(bound.arguments[n])}' for n in wrong)}: {e}"
                 try: new = type(e)(text)
                 except Exception: new = ValueError(text)
                 raise new from None
             named = (_shape_blame(func, sig, bound) or _blamed(sig, bound, str(e), e) or
-                     [n for n, v in bound.arguments.items() if _degenerate(v) or _junk(v)] or _line_blame(func, bound, e))
+                     [n for n, v in bound.arguments.items() if _degenerate(v) or _junk(v) or _extreme(v) or
+                      (v is None and sig.parameters[n].default is sig.parameters[n].empty)] or _line_blame(func, bound, e))
             sus = [f"{n}={_fmt(bound.arguments[n])}" for n in named] or _suspects(sig, bound)
             if not sus: raise
             cls = ParameterTypeError if isinstance(e, (TypeError, AttributeError)) else ValueError

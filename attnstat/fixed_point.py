@@ -118,6 +118,7 @@ def continuation(F, # the map F(x, param) -> array like x
         raise TypeError(f"params must be a sequence of parameter values, got {type(params).__name__}")
     params = list(params)
     if not params: raise ValueError("params must contain at least one parameter value")
+    if any(np.ndim(p) > 1 for p in params): raise ValueError("params must hold numbers or 1-d arrays (one parameter point each)")
     reverse = _check_bool("reverse", reverse)
     order = range(len(params) - 1, -1, -1) if reverse else range(len(params))
     out, x = [None] * len(params), np.asarray(x0)

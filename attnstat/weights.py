@@ -153,7 +153,7 @@ def safetensors_header(path, # a `.safetensors` file
 def _read_tensor(path:Path, name:str, header:dict, ndim:int|None, fh=None, check_mem:bool=True) -> np.ndarray:
     "The body of `read_weight` (no argument checks): one tensor, through `fh` when the caller holds the file open."
     if name == "__metadata__" or name not in header:
-        raise ValueError(f"{path}: name {name!r} is no tensor of the file" + (" ('__metadata__' holds the file's metadata)"
+        raise ValueError(f"{path}: name {name!r} is no tensor of the file (by its header)" + (" ('__metadata__' holds the file's metadata)"
                                                                  if name == "__metadata__" else ""))
     info = header[name]
     where = f"{path}: tensor {name!r}"
@@ -248,7 +248,7 @@ def read_config(path, # a `config.json` file
     path = _as_path("path", path)
     try: data = path.read_bytes()
     except OSError as e:
-        raise ValueError(f"{path}: cannot be read ({e.strerror or e}); fix or remove it, or pass n_heads explicitly") from None
+        raise ValueError(f"path {path}: cannot be read ({e.strerror or e}); fix or remove it, or pass n_heads explicitly") from None
     try:
         conf = json.loads(data.decode("utf-8"))
     except UnicodeDecodeError as e:
@@ -503,6 +503,8 @@ def simulate_errors(W, # p x p score matrix
     mu = _array_arg("mu", mu, shape=(p,))
     n = check_int("n", n, lo=2); trials = check_int("trials", trials, lo=1)
     check_memory("n, p", 8.0 * (4 * n * n + 3 * p * n + min(p, n) ** 2))
+    from attnstat.core import check_seconds
+    check_seconds("trials", trials * (2e-3 + 4e-9 * n * n * (n + p)))   # per trial: overhead and the solves
     act = activation(f, warn=False); zero_diag = _check_bool("zero_diag", zero_diag)
     g = _gamma_grid(gammas, "gammas")
     A, R = np.empty((trials, g.size)), np.empty((trials, g.size))

@@ -132,12 +132,13 @@ def _nonsym_gap(d, th, k, p, nm):
 def test_nonsymmetric_point_at_p2048():
     """Issue 18 (5): the non-symmetric point (tanh, w_K = (0.6, 0.8), w_Q = (1.2, -0.3), SNR 1, c = 1/2), real kernel,
     control-variate estimator (data/rmt_nonsym_check.npz), at p = 2048 (n = 4096) with 192 contexts: standard errors
-    of the test error at most 1e-3 at gamma = 0.1 and 1 (measured 0.0032, 0.0009, 0.0003 at gamma = 0.01, 0.1, 1); the test error within 0.004 of its limit
-    at gamma >= 0.1, half the gap of 0.008 the independent check reported at p <= 1024 (measured -0.0022 and -0.0012: a
-    finite-size gap that the fit below accounts for), the interpolation error and
-    the exact ridge errors within 3.5 s.e. of theirs (measured: at most 2.4); and the simulation is far from the theory
-    of the exchanged orientation (measured: at least 45 s.e.), so the test sees the orientation of W. The exchanged
-    point at p = 1024 (32 contexts) lies within 3.5 s.e. of its own theory (measured: at most 2.6)."""
+    of the test error at most 1e-3 at gamma = 0.1 and 1 (measured 0.0032, 0.0009, 0.0003 at gamma = 0.01, 0.1, 1);
+    the test error within 0.004 of its limit at gamma >= 0.1, half the gap of 0.008 that the independent check
+    reported at p <= 1024 (measured -0.0022 and -0.0012: a finite-size gap that the fit below accounts for); the
+    interpolation error and the exact ridge errors within 3.5 s.e. of theirs (measured: at most 2.4); and the
+    simulation far from the theory of the exchanged orientation (measured: at least 45 s.e.), so the test sees the
+    orientation of W. The exchanged point at p = 1024 (32 contexts) lies within 3.5 s.e. of its own theory
+    (measured: at most 2.6)."""
     d = load_nonsymmetric_check(DATA / "rmt_nonsym_check.npz")
     th = {k: _nonsym_theory(k) for k in (0, 1)}
     assert len(d[(0, 2048)]["attention"]) >= 192
@@ -155,9 +156,9 @@ def test_nonsymmetric_point_at_p2048():
 
 def test_nonsymmetric_finite_size_extrapolation():
     """The gap between simulation and theory at the non-symmetric point over p = 512, 1024, 2048 (384, 192, 192
-    contexts), fitted by weighted least squares as b + a/p per gamma: the extrapolated limit b of the test and of the
-    interpolation error is within 3 of its standard errors of the theory (measured: at most 1.9) and the fit is
-    acceptable (chi^2 with 1 degree of freedom below 9; measured: at most 2.3)."""
+    contexts), fitted by weighted least squares as b + a/p per gamma: the extrapolated gap b of the test and of the
+    interpolation error is within 3 of its standard errors of zero (measured: at most 1.9) and the fit is acceptable
+    (chi^2 with 1 degree of freedom below 9; measured: at most 2.3)."""
     d = load_nonsymmetric_check(DATA / "rmt_nonsym_check.npz"); th = _nonsym_theory(0)
     ps = sorted(p for k, p in d if k == 0); assert ps[:3] == [512, 1024, 2048], ps
     x = 1 / np.array(ps, float); X = np.column_stack([np.ones_like(x), x])

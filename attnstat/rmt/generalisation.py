@@ -300,6 +300,7 @@ def simulate_test_errors_cv(f, # activation
     n_test = check_int("n_test", n_test, lo=2)
     m = min(n, p)
     check_memory("n, p, n_test", 8.0 * (2 * n * n + 3 * p * n + 2 * m * m + 2 * n * n_test + p * n_test))
+    check_seconds("trials", trials * (2e-3 + 4e-9 * n * (n * (n + p) + 2 * n_test * p)))   # per trial: overhead and the solves
     g = _gamma_grid(gammas, "gammas"); check_int("len(gammas)", g.size, lo=1, hi=64)
     mu_, wk, wq = _vec("mu", mu, p), _vec("w_K", w_K, p), _vec("w_Q", w_Q, p)
     A, R, At, Rt = (np.empty((trials, g.size)) for _ in range(4))

@@ -121,7 +121,10 @@ class Activation:
                  breakpoints=(), # kinks and jumps of f0
                  coef:HermiteCoefficients|None=None, # precomputed coefficients
                 ):
-        self.f0, self.name, self.level, self.breakpoints = _vectorised(f0), name, level, tuple(float(b) for b in breakpoints)
+        if not callable(f0): raise TypeError(f"f0 must be a callable (the raw activation), got {type(f0).__name__}")
+        try: bps = tuple(float(check_real("breakpoints", b)) for b in breakpoints)
+        except TypeError: raise TypeError(f"breakpoints must be a sequence of real numbers, got {type(breakpoints).__name__}") from None
+        self.f0, self.name, self.level, self.breakpoints = _vectorised(f0), name, level, bps
         self.coef = coef if coef is not None else _coefficients(self.f0, self.breakpoints)
 
     def __call__(self, t): return self.f0(t)

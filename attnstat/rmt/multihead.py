@@ -382,6 +382,8 @@ def simulate_multihead(f, # activation
     for r in readouts: check_choice("readouts", r, READOUTS)
     WK, WQ = _heads_arg("W_K", W_K), _heads_arg("W_Q", W_Q); H = WK.shape[1]
     check_memory("n, p, n_test", 8.0 * (6 * n * (n + n_test) + 6 * p * (n + n_test) + 5 * max(n, 2 * p)**2))
+    from attnstat.core import check_seconds
+    check_seconds("trials, n, n_test", trials * (2e-3 + 4e-9 * H * n * (n + n_test) * (n + p)))   # per trial: overhead and the kernels
     mu_ = _vec("mu", mu, p)
     train = {r: np.empty((trials, g.size)) for r in readouts}; test = {r: np.empty((trials, g.size)) for r in readouts} if n_test else {}
     for t, rng in enumerate(spawn(seed, trials)):
@@ -606,6 +608,8 @@ def mh_difference_map(residual:str, # "none", "sum" or "concat"
                       aligned:bool=False, # w_K = w_Q = mu_hat (else W = I)
                      ) -> np.ndarray:
     "E(readout) - E_RR (tanh, one head) on a (c, SNR) grid at the regularisation chosen by `scale`."
+    from attnstat.core import check_array
+    cs, snrs = check_array("cs", cs, ndim=1), check_array("snrs", snrs, ndim=1)   # grids: 1-d arrays of finite numbers
     out = np.empty((len(cs), len(snrs)))
     w = np.array([[1.0], [0.0]]) if aligned else np.zeros((2, 1))
     for i, c in enumerate(cs):

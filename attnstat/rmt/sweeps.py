@@ -251,6 +251,8 @@ def difference_map(f, # activation
     from attnstat.rmt.theory import attention_error_ridgeless, ridge_error_ridgeless
     from attnstat.rmt.generalisation import attention_test_error, ridge_test_error
     check_choice("weights", weights, tuple(WEIGHTS)); check_choice("scale", scale, SCALES); w_K, w_Q = WEIGHTS[weights]
+    from attnstat.core import check_array
+    cs, snrs = check_array("cs", cs, ndim=1), check_array("snrs", snrs, ndim=1)   # grids: 1-d arrays of finite numbers
     out = np.empty((len(cs), len(snrs)))
     for i, c in enumerate(cs):
         if gamma is not None: gA, gR = _gammas_for(f, c, gamma, scale)

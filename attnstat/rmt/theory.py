@@ -108,6 +108,8 @@ def mp_rule(c:float, # ratio p/n > 0
     "Gauss–Chebyshev (2nd kind) rule for the Marchenko–Pastur law, with its atom (1 - 1/c)^+ at 0."
     c = check_positive("c", c); N = check_int("n_nodes", default_nodes(c) if n_nodes is None else n_nodes, lo=2)
     check_memory("n_nodes", 8.0 * 40 * N)              # nodes, weights and the integrand arrays of the assembly
+    from attnstat.core import check_seconds
+    check_seconds("n_nodes", 5e-6 * N)                # the solves that use the rule: about 100 passes over the nodes
     lam, w = _mp_nodes(c, N)
     if c > 1: return SpectralRule(lam, w, np.array([0.0]), np.array([1 - 1 / c]))
     return SpectralRule(lam, w, np.zeros(0), np.zeros(0))
@@ -296,6 +298,7 @@ def noise_fixed_point(f, # activation: a name, a callable or an Activation
     act = activation(f); c = check_positive("c", c); d = check_real("diag", diag); g = _gamma_grid(gamma)
     check_choice("method", method, ("newton", "damped"))
     a1, s2 = act.coef.a1, act.coef.sigma2
+    tol = check_positive("tol", tol)
     res = _solve_grid(g, c, a1, s2, d, mp_rule(c, n_nodes), tol, damping, max_iter, method)
     x = np.array([r.x for r in res])
     return NoiseFixedPoint(g, x[:, 0], x[:, 1], x[:, 2], np.array([r.converged for r in res]),

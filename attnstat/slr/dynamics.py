@@ -47,6 +47,13 @@ class Draws:
         if not isinstance(self.conditional, (bool, np.bool_)):
             raise ParameterTypeError(f"conditional must be True or False, got {type(self.conditional).__name__}")
         self.noise = check_real("noise", self.noise, lo=0.0)
+        for name in ("G", "y"):   # finite real arrays (their dtype is kept)
+            a = np.asarray(getattr(self, name))
+            if a.dtype.kind not in "biuf" or a.ndim == 0 or not np.all(np.isfinite(a)): raise ValueError(f"{name} must be an array of finite real numbers")
+        self.mask = np.asarray(self.mask)
+        if self.mask.dtype != bool: raise ParameterTypeError(f"mask must be a bool array, got dtype {self.mask.dtype}")
+        if not isinstance(self.symmetric, (bool, np.bool_)): raise ParameterTypeError(f"symmetric must be True or False, got {type(self.symmetric).__name__}")
+        if self.eps is not None and np.asarray(self.eps).dtype.kind not in "iu": raise ParameterTypeError("eps must be an array of integer locations")
         self.full = bool(np.all(self.mask))
         if self.conditional:          # token-major copies for the conditional estimator (sums over tokens are then row sums)
             if self.eps is None: raise ValueError("conditional draws need the hidden locations eps")
@@ -252,12 +259,12 @@ def random_start(q0:float=0.25, # initial squared norm per dimension of k and v
 class Trajectory:
     "Solution of the overlap ODE on a time grid, with its Monte Carlo error and step-size diagnostics."
     t: np.ndarray # (T,) times
-    overlaps: np.ndarray # (T, 7) mean over replicates of (m_k, m_kv*, m_vk*, m_v, q_k, q_kv, q_v)
+    overlaps: np.ndarray # (T, 7) mean over replicates of (m_k, m_kv*, m_vk*, m_v, q_k, q_kv, q_v); nan after a divergence
     err: np.ndarray # (T, 7) Monte Carlo standard error: standard deviation / sqrt(n_rep) over n_rep independent draw sets (n_rep - 1 degrees of freedom)
-    risk: np.ndarray # (T,) population risk E(y - f)^2 (not halved; ridge excluded) along the path
+    risk: np.ndarray # (T,) population risk E(y - f)^2 (not halved; ridge excluded) along the path; nan after a divergence
     risk_err: np.ndarray # (T,) Monte Carlo error of risk (spread over replicates)
-    M: np.ndarray # (T, 2, 2) overlaps M (mean over replicates)
-    C: np.ndarray # (T, 2, 2) orthogonal Gram matrix (mean over replicates)
+    M: np.ndarray # (T, 2, 2) overlaps M (mean over replicates); nan after a divergence
+    C: np.ndarray # (T, 2, 2) orthogonal Gram matrix (mean over replicates); nan after a divergence
     dt: float # smallest step used (after any adaptation)
     n_steps: int # steps taken per replicate
     n_halvings: int # step halvings triggered by the guard
@@ -315,11 +322,14 @@ def integrate(model:SLRModel, # SpikedSLR or MaxSLR
     _check_model(model); act = get_activation(activation)
     t_max = check_real("t_max", t_max, lo=0.0, lo_open=True); lam = check_real("lam", lam, lo=0.0)
     eta = check_real("eta", eta, lo=0.0); c = check_real("c", c)
-    method = check_choice("method", method, ("heun", "gd")); n_out = check_int("n_out", n_out, lo=2)
+    method = check_choice("method", method, ("heun", "gd")); n_out = check_int("n_out", n_out, lo=2, hi=100_000)
     if sphere and (eta > 0 or method == "gd"):
         raise ValueError(f"sphere=True is the projected gradient flow: it needs eta = 0 and method = 'heun', got eta = {eta!r}, method = {method!r}")
     if draws is None:
         n_mc = check_int("n_mc", n_mc, lo=2); n_rep = check_int("n_rep", n_rep, lo=1)
+        check_memory("n_mc * n_rep", 8.0 * 16 * n_mc * n_rep * model.L_max)   # the draws of all replicas
+        from attnstat.core import check_seconds
+        check_seconds("n_mc, n_rep", 2e-6 * n_mc * n_rep * model.L_max)   # the draws and the curvature estimate (before the steps)
         draws = [dyn_draws(model, n_mc, s, conditional=conditional) for s in spawn(seed, n_rep)]
     elif isinstance(draws, Draws): draws = [draws]
     if not isinstance(draws, (list, tuple)) or not draws or not all(isinstance(d, Draws) for d in draws):
@@ -337,7 +347,10 @@ def integrate(model:SLRModel, # SpikedSLR or MaxSLR
             if not adapt: raise ValueError(f"dt = {dt!r} exceeds the explicit-stepping limit 1.6/curvature = {dt_safe:.4g} "
                                            f"(largest Hessian eigenvalue {curv:.4g} at the start); pass a smaller dt or adapt=True")
             dt = 0.5 * dt_safe
-    if t_max / dt > 1e6: raise ValueError(f"t_max / dt must be at most 1e6 steps, got t_max = {t_max!r} with dt = {dt:.3g}")
+    if t_max / dt > 1e6: raise ValueError(f"t_max / dt must be at most 1e6 steps, got t_max = {t_max!r} with dt = {dt:.3g} "
+                                          f"(dt is at most 0.8/curvature, which grows with lam and eta)")
+    from attnstat.core import check_seconds
+    check_seconds("t_max / dt (dt shrinks as lam and eta grow), n_mc, n_rep", t_max / dt * sum(d.n for d in draws) * model.L_max * 2e-7)   # per step, sequence and token
     t_out = np.linspace(0.0, t_max, n_out)
     T = n_out
     ov = np.full((n_rep, T, 7), np.nan); risk = np.full((n_rep, T), np.nan)
@@ -402,7 +415,7 @@ def integrate(model:SLRModel, # SpikedSLR or MaxSLR
 class SimResult:
     "Overlaps of D-dimensional training runs on a time grid, per seed."
     t: np.ndarray # (T,) times (t = steps * eta / D for SGD, steps * dt for GD)
-    overlaps: np.ndarray # (S, T, 7) per seed (m_k, m_kv*, m_vk*, m_v, q_k, q_kv, q_v)
+    overlaps: np.ndarray # (S, T, 7) per seed (m_k, m_kv*, m_vk*, m_v, q_k, q_kv, q_v); nan after a divergence (see diverged)
     M0: np.ndarray # (S, 2, 2) initial M of each seed (to start the ODE from the run's own overlaps)
     C0: np.ndarray # (S, 2, 2) initial C of each seed
     D: int # dimension
@@ -470,6 +483,8 @@ def online_sgd(model:SLRModel, # SpikedSLR or MaxSLR
     r_init, r_data = spawn(seed, 2)
     W = _start_weights(S, D, q0, r_init)
     M0, C0 = _sim_overlaps(W, D)
+    from attnstat.core import check_seconds
+    check_seconds("t_max * D / eta (steps), n_seeds", min(t_max * D / eta, 1e15) * S * (1e-5 + 1e-8 * model.L_max * D))   # per SGD step
     n_steps = int(round(t_max * D / eta))
     rec = np.unique(np.round(np.linspace(0, n_steps, n_out)).astype(int))
     out = np.full((S, len(rec), 7), np.nan); j = 0; t0 = time.time()
@@ -512,6 +527,11 @@ def gd_simulation(model:SLRModel, # SpikedSLR or MaxSLR
     fresh = n_fresh is not None
     N = check_int("n_fresh", n_fresh, lo=1) if fresh else max(1, int(round(check_real("alpha", alpha, lo=0.0, lo_open=True) * D)))
     check_memory("alpha * D * L * D" if not fresh else "n_fresh * L * D", 8.0 * 3 * N * model.L_max * D)
+    from attnstat.core import check_seconds
+    try: dtype = np.dtype(dtype)
+    except TypeError: raise ParameterTypeError(f"dtype must be a numpy float dtype (np.float64 or np.float32), got {dtype!r:.40}") from None
+    if dtype.kind != "f": raise ParameterTypeError(f"dtype must be a numpy float dtype (np.float64 or np.float32), got {dtype}")
+    check_seconds("t_max / dt, n_seeds (and alpha or n_fresh)", min(t_max / dt, 1e15) * S * (2e-5 + 3e-8 * N * model.L_max * D))   # per step
     n_steps = int(round(t_max / dt))
     rec = np.unique(np.round(np.linspace(0, n_steps, n_out)).astype(int))
     out = np.full((S, len(rec), 7), np.nan); M0s, C0s = [], []; div = np.zeros(S, bool); t0 = time.time()
@@ -588,13 +608,14 @@ def stability_spectrum(model:SLRModel, # SpikedSLR or MaxSLR
                        n_mc:int=2**15, # sequences per replicate (before symmetrisation)
                        n_rep:int=4, # independent replicates (their spread is the error)
                        seed=0, # int or numpy Generator
-                       h:float=1e-4, # finite-difference step
+                       h:float=1e-4, # h > 0, the finite-difference step
                       ) -> Spectrum:
     "Jacobian spectrum of the gradient flow at a fixed point with C = 0 from the Monte Carlo Hessian of r(W~)."
     _check_model(model); act = get_activation(activation)
     M = check_array("M", M, shape=(2, 2)); lam = check_real("lam", lam, lo=0.0)
     n_rep = check_int("n_rep", n_rep, lo=2)
     Wt = np.concatenate([M.T, np.zeros((2, 2))])
+    from attnstat.core import check_seconds; check_seconds("n_mc, n_rep", 5e-6 * check_int("n_mc", n_mc, lo=2) * check_int("n_rep", n_rep, lo=1) * model.L_max)   # measured on the default activation, one core
     parts = [_spectrum_from(_hessian_W(Wt, dyn_draws(model, n_mc, s), act, lam, c, h), M) for s in spawn(seed, n_rep)]
     mean = lambda k: np.mean([p[k] for p in parts], axis=0)
     se = lambda k: np.std([p[k] for p in parts], axis=0, ddof=1) / math.sqrt(n_rep)
@@ -619,6 +640,8 @@ def gf_fixed_point(model:SLRModel, # SpikedSLR or MaxSLR
     if x0 is None:
         o = optimal_population_risk(model, act, c=c)
         x0 = [o.m_k, o.m_v]
+    x0 = check_array("x0", x0, shape=(2,))   # (m_k, m_v)
+    from attnstat.core import check_seconds; check_seconds("n_mc", 8e-5 * check_int("n_mc", n_mc, lo=2) * model.L_max)   # measured on the default activation, one core
     d = dyn_draws(model, n_mc, seed)
     def F(x):
         g = risk_grad(np.array([[x[0], 0.0], [0.0, x[1]], [0, 0], [0, 0]]), d, act, lam, c).grad
@@ -685,13 +708,15 @@ def sgd_plateau(model:SLRModel, # SpikedSLR or MaxSLR
                 x0=None, # starting (m_k, m_v, c_k, c_v) (default: the gradient-flow fixed point with small c)
                 n_mc:int=2**14, # sequences (before symmetrisation)
                 seed=0, # int or numpy Generator
-                h:float=1e-5, # finite-difference step of the Jacobian
+                h:float=1e-5, # h > 0, the finite-difference step of the Jacobian
                ) -> Plateau:
     "Plateau of the online-SGD limit ODE: root of (D1, D3 + eta Upsilon) on the manifold, and its 7 Jacobian eigenvalues."
     _check_model(model); act = get_activation(activation); eta = check_real("eta", eta, lo=0.0, lo_open=True)
+    from attnstat.core import check_seconds; check_seconds("n_mc", 1e-4 * check_int("n_mc", n_mc, lo=2) * model.L_max)   # measured on the default activation, one core
     d = dyn_draws(model, n_mc, seed)
     if x0 is None:
         M, _ = gf_fixed_point(model, act, lam, c, n_mc=n_mc, seed=seed); x0 = [M[0, 0], M[1, 1], 0.01, 0.01]
+    x0 = check_array("x0", x0, shape=(4,))   # (m_k, m_v, c_k, c_v)
     F = lambda x: _rhs7(np.r_[x[:2], np.abs(x[2:4]), 0, 0, 0], d, act, lam, c, eta)[:4]
     sol = optimize.root(F, np.asarray(x0, float), method="hybr", options=dict(xtol=1e-11))
     x = np.r_[sol.x[:2], np.abs(sol.x[2:4]), 0, 0, 0]
@@ -719,11 +744,12 @@ def eta_window(model:SLRModel, # SpikedSLR or MaxSLR
     act = get_activation(activation)
     lo, hi = check_real("eta_lo", eta_lo, lo=0.0, lo_open=True), check_real("eta_hi", eta_hi, lo=0.0, lo_open=True)
     if not hi > lo: raise ValueError(f"eta_hi must exceed eta_lo = {lo!r}, got {hi!r}")
+    tol = check_real("tol", tol, lo=1e-12, hi=1.0); hi = check_real("eta_hi", hi, hi=1e6)   # the bisection takes log2(1/tol) steps
     p_lo = sgd_plateau(model, act, lo, lam, c, n_mc=n_mc, seed=seed)
-    if not p_lo.stable: raise ValueError(f"eta_lo = {lo!r} is not stable (largest real part {p_lo.max_real:.3g}): lower it")
+    if not p_lo.stable: raise ValueError(f"eta_lo = {lo!r} is not stable at lam = {lam!r}, n_mc = {n_mc!r} (largest real part {p_lo.max_real:.3g}): lower it")
     found = [p_lo]; x = [p_lo.m_k, p_lo.m_v, p_lo.c_k, p_lo.c_v]
     p_hi = sgd_plateau(model, act, hi, lam, c, x0=x, n_mc=n_mc, seed=seed)
-    if p_hi.stable: raise ValueError(f"eta_hi = {hi!r} is still stable (largest real part {p_hi.max_real:.3g}): raise it")
+    if p_hi.stable: raise ValueError(f"eta_hi = {hi!r} is still stable at lam = {lam!r}, n_mc = {n_mc!r} (largest real part {p_hi.max_real:.3g}): raise it")
     while hi - lo > tol * hi:
         mid = 0.5 * (lo + hi)
         p = sgd_plateau(model, act, mid, lam, c, x0=x, n_mc=n_mc, seed=seed); found.append(p)
@@ -751,9 +777,10 @@ def escape_rate(model:SLRModel, # SpikedSLR or MaxSLR
                 c:float=0.0, # offset
                 n_mc:int=2**15, # sequences
                 seed=0, # int or numpy Generator
-                h:float=1e-4, # finite-difference step
+                h:float=1e-4, # h > 0, the finite-difference step
                ) -> dict:
-    "Growth rate lambda_+ of (m_k, m_v) at the saddle M = 0: the top eigenvalue of J_0 = -Hess_M r; t_esc ~ ln D / (2 lambda_+)."
+    "Growth rate lambda_+ of (m_k, m_v) at the saddle M = 0: the top eigenvalue of J_0 = -Hess_M r; t_esc ~ ln D / (2 lambda_+) (slope = inf when lambda_+ <= 0)."
+    from attnstat.core import check_seconds; check_seconds("n_mc", 1e-5 * check_int("n_mc", n_mc, lo=2) * model.L_max)   # measured on the default activation, one core
     act = get_activation(activation); d = dyn_draws(model, n_mc, seed, flip_xi=True)
     Wt = reduced_weights(np.zeros((2, 2)), check_array("C", C, shape=(2, 2)))
     g0 = risk_grad(Wt, d, act, lam, c).grad

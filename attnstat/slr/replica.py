@@ -160,14 +160,21 @@ def _newton_direction(H, g, floor, neg_step=0.0):
         bad |= _not_pd(H)
     except np.linalg.LinAlgError:
         p, bad = np.zeros_like(g), np.ones(len(g), bool)
-    if np.any(bad):
-        lam, U = np.linalg.eigh(H[bad])
-        c = np.einsum("nji,nj->ni", U, g[bad])
+    # a diverging iterate can carry a non-finite Hessian or gradient: no step for it (its objective is then
+    # non-finite, which the replica map reports as a failed fixed point), the eigen-step for the others
+    fin = bad & np.all(np.isfinite(H), axis=(1, 2)) & np.all(np.isfinite(g), axis=1)
+    p[bad & ~fin] = 0.0
+    if np.any(fin):
+        try: lam, U = np.linalg.eigh(H[fin])
+        except np.linalg.LinAlgError:   # LAPACK did not converge on some ill-scaled matrix: no step there
+            p[fin] = 0.0
+            return p, bad
+        c = np.einsum("nji,nj->ni", U, g[fin])
         step = -c / np.maximum(np.abs(lam), floor)
         if neg_step > 0:
             down = np.where(c > 0, -1.0, 1.0) * np.maximum(np.abs(step), neg_step)
             step = np.where(lam < 0, down, step)
-        p[bad] = np.einsum("nij,nj->ni", U, step)
+        p[fin] = np.einsum("nij,nj->ni", U, step)
     return p, bad
 
 def batched_newton(objective, # objective(x, *args, derivatives=False) -> phi (n,) or (phi, grad (n, L), hess (n, L, L))
@@ -239,6 +246,7 @@ def prox_newton(activation, # name or Activation
     "Minimise phi for all samples at once by a modified Newton method with backtracking: (chi, phi, n_unconverged)."
     act = get_activation(activation)
     if Vk == 0 or Vv == 0: raise ValueError(f"Vk and Vv must be nonzero (V_k, V_v > 0), got Vk={Vk!r}, Vv={Vv!r}")
+    if np.ndim(omk) != 2: raise ValueError(f"omk must have shape (n, L), got {np.shape(omk)}")
     chi = np.array(omk if x0 is None else x0, dtype=float)
     if mask is not None: chi = np.where(mask, chi, omk)
     obj = lambda x, omk, omv, y, mask, derivatives=False: prox_objective(act, x, omk, omv, y, Vk, Vv, mask, c, derivatives)
@@ -472,7 +480,7 @@ def channel_samples(model:SLRModel, # SpikedSLR or MaxSLR
                    ) -> list:
     "R independent channel samples of about n/R points each: scrambled Sobol nets (2^k points) or i.i.d. draws."
     n = check_int("n_mc", n, lo=100); R = check_int("n_rand", n_rand, lo=1)
-    check_memory("n_rand", 8.0 * 8 * R * max(n // R, 128) * model.L_max if isinstance(model, SLRModel) else 0.0)   # >= 100 points per randomisation
+    check_memory("n_mc, n_rand", 8.0 * 8 * R * max(n // R, 128) * model.L_max if isinstance(model, SLRModel) else 0.0)   # >= 100 points per randomisation
     check_choice("integration", integration, ("rqmc", "mc"))
     if not isinstance(model, SLRModel): raise TypeError(f"model must be a SpikedSLR or MaxSLR, got {type(model).__name__}")
     seeds = spawn(seed, R) if R > 1 else [seed]
@@ -976,6 +984,10 @@ def replica_curve(model:SLRModel, # SpikedSLR or MaxSLR
     alphas = [check_positive("alphas", a) for a in np.atleast_1d(alphas).tolist()]
     if not alphas: raise ValueError("alphas must hold at least one sample ratio")
     lam = check_positive("lam", lam)
+    if scans is not None and (not isinstance(scans, (list, tuple)) or not all(isinstance(p, (tuple, list)) and len(p) == 2 for p in scans)):
+        raise ValueError(f"scans must be a list of (start, direction) pairs, got {scans!r:.60}")
+    for name, v in (("starts", starts), ("directions", directions)):
+        if isinstance(v, (str, dict)) or not isinstance(v, (list, tuple)): raise ValueError(f"{name} must be a list or tuple, got {v!r:.60}")
     pairs = list(scans) if scans is not None else [(s, d) for s in starts for d in directions]
     for s, d in pairs:
         check_choice("directions", d, ("up", "down"))

@@ -271,11 +271,11 @@ def simulate_erm(model:SLRModel, # SpikedSLR or MaxSLR
     K_all = 1 if restarts is None else restarts + int(informed)
     isz = np.dtype(dtype).itemsize
     # the sampler's float64 draw and one float64 temporary (measured peak at D = N = 10^4, L = 3, float32: 6.8 GiB), the stored copy
-    check_memory("alpha * D * L (N = alpha D samples)", (16.0 + isz) * N * model.L_max * D)   # the data first: a huge D is named as such
+    check_memory("N * L * D (N = alpha D samples)", (16.0 + isz) * N * model.L_max * D)   # the data first: a huge D is named as such
     # run-time estimate (measured, one core, L = 3, D = 100): ~5 us per test sequence, ~0.15 s per start at N = 200 (2.5e-6 s per N L D)
     check_seconds("n_test", 1.5e-8 * n_test * model.L_max * D)
     check_seconds("alpha * D" if restarts is None else "restarts", 2e-6 * (1 if restarts is None else restarts) * max(round(alpha * D), 1) * model.L_max * D)
-    check_memory("alpha * D * L (N = alpha D samples)" if restarts is None else "restarts", (16.0 + isz) * N * model.L_max * D + 8.0 * N * model.L_max * 2 * K_all * 6)
+    check_memory("N * L * D (N = alpha D samples)" if restarts is None else "restarts", (16.0 + isz) * N * model.L_max * D + 8.0 * N * model.L_max * 2 * K_all * 6)
     g_train, g_test, g_init = spawn(seed, 3)
     tr = model.sample(N, D, g_train, dtype=dtype)
     kst, vst = tr.k_star, tr.v_star
