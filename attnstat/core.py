@@ -469,27 +469,27 @@ def public(func, # a public function of attnstat
                 text = f"{', '.join(f'{n}={_fmt(bound.arguments[n])}' for n in wrong)}: {e}"
                 try: new = type(e)(text)
                 except Exception: new = ValueError(text)
-                raise new from None
+                raise new from e  # the original error stays attached (a library bug is not hidden)
             named = (_shape_blame(func, sig, bound) or _blamed(sig, bound, str(e), e) or
                      [n for n, v in bound.arguments.items() if _degenerate(v) or _junk(v) or _extreme(v) or
                       (v is None and sig.parameters[n].default is sig.parameters[n].empty)] or _line_blame(func, bound, e))
             sus = [f"{n}={_fmt(bound.arguments[n])}" for n in named] or _suspects(sig, bound)
             if not sus: raise
             cls = ParameterTypeError if isinstance(e, (TypeError, AttributeError)) else ValueError
-            raise cls(f"{', '.join(sus)}: {func.__name__} cannot use this value ({type(e).__name__}: {_one(e)})") from None
+            raise cls(f"{', '.join(sus)}: {func.__name__} cannot use this value ({type(e).__name__}: {_one(e)})") from e
         except MemoryError as e:   # a size the function's own guard (check_memory) did not see: name the size arguments
             sizes = [f"{n}={v!r}" for n, v in bound.arguments.items()
                      if isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_)) and abs(v) >= 1000]
             if not sizes: raise
             raise ValueError(f"{', '.join(sizes)}: {func.__name__} ran out of memory ({_one(e)}); lower "
-                             f"{'them' if len(sizes) != 1 else sizes[0].split('=')[0]}") from None
+                             f"{'them' if len(sizes) != 1 else sizes[0].split('=')[0]}") from e
         except _NUMERIC_ERRORS + (np.linalg.LinAlgError,) as e:
             ext = extreme_args(bound) + [f"{n}={v!r}" for n, v in bound.arguments.items()
                                          if _is_real(v) and not np.isfinite(float(v))]
             ext = ext or [f"{n}={_fmt(bound.arguments[n])}" for n in _shape_blame(func, sig, bound) or _line_blame(func, bound, e)]
             if not ext: raise
             raise ValueError(f"{', '.join(ext)}: outside the range {func.__name__} can compute in float64 "
-                             f"({type(e).__name__}: {e}); use values between {1 / EXTREME:g} and {EXTREME:g} in size") from None
+                             f"({type(e).__name__}: {e}); use values between {1 / EXTREME:g} and {EXTREME:g} in size") from e
         if _nonfinite(out):   # extreme, infinite or missing (None) arguments explain a non-finite result
             ext = extreme_args(bound) + [f"{n}={_fmt(v)}" for n, v in bound.arguments.items() if
                                          (_is_real(v) and not np.isfinite(float(v))) or

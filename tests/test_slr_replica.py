@@ -196,3 +196,18 @@ def test_global_prox_matches_a_brute_force_reference(act, L, nu, x, where):
     gap = phi - ref
     assert left == 0
     assert gap.max() <= 1e-8, (where, np.mean(gap > 1e-8), gap.max())
+
+def test_newton_direction_survives_non_finite_hessians():
+    "A diverging prox iterate (non-finite Hessian or gradient) gets no step; the other samples their eigen-step (no LinAlgError)."
+    import numpy as np
+    from attnstat.slr.replica import _newton_direction
+    rng = np.random.default_rng(0)
+    A = rng.standard_normal((4, 3, 3)); H = A @ A.transpose(0, 2, 1) - 2 * np.eye(3)   # indefinite: the eigen-step path
+    g = rng.standard_normal((4, 3))
+    H[1, 0, 0] = np.nan; g[2, 1] = np.inf
+    p, bad = _newton_direction(H, g, 1e-8)
+    assert bad[1] and bad[2] and np.all(p[1] == 0) and np.all(p[2] == 0)
+    ok = [0, 3]
+    lam, U = np.linalg.eigh(H[ok]); c = np.einsum("nji,nj->ni", U, g[ok])
+    ref = np.einsum("nij,nj->ni", U, -c / np.maximum(np.abs(lam), 1e-8))
+    assert np.all(np.isfinite(p[ok])) and np.allclose(p[ok][bad[ok]], ref[bad[ok]])
