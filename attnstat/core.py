@@ -10,8 +10,8 @@ import numpy as np
 # %% auto #0
 __all__ = ['DEFAULT_MAX_SECONDS', 'EXTREME', 'ConvergenceError', 'ConvergenceWarning', 'ParameterTypeError', 'check_real',
            'check_positive', 'check_int', 'check_choice', 'check_array', 'SettingError', 'available_memory',
-           'memory_limit', 'check_memory', 'time_limit', 'check_seconds', 'check_work', 'public', 'lazy_exports',
-           'as_generator', 'spawn', 'as_generator_seed', 'renamed_params']
+           'memory_limit', 'check_memory', 'time_limit', 'check_seconds', 'check_work', 'public', 'publish',
+           'lazy_exports', 'as_generator', 'spawn', 'as_generator_seed', 'renamed_params']
 
 # %% ../nbs/00_core.ipynb #9cf2e53f
 class ConvergenceError(RuntimeError):
@@ -502,6 +502,18 @@ def public(func, # a public function of attnstat
     wrapper.__attnstat_public__ = True
     if module is not None: wrapper.__module__ = module
     return wrapper
+
+# %% ../nbs/00_core.ipynb #c19publ1
+def publish(ns:dict, # a module's globals()
+            defined:bool=False, # without `__all__` (in a notebook): also wrap every public function `ns` defines so far
+           ):
+    "Pass the functions a module publishes (its `__all__`) through `public`, in place: the one call each module ends with."
+    import inspect
+    names = ns.get("__all__") or ([n for n, v in list(ns.items()) if inspect.isfunction(v) and not n.startswith("_")
+                                   and v.__module__ == ns.get("__name__")] if defined else [])
+    for n in names:
+        if inspect.isfunction(ns.get(n)): ns[n] = public(ns[n])
+
 
 # %% ../nbs/00_core.ipynb #4fb069f6
 def lazy_exports(package:str, # the package's import name, e.g. "attnstat.slr"

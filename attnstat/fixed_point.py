@@ -130,11 +130,6 @@ def continuation(F, # the map F(x, param) -> array like x
     return out
 
 # %% ../nbs/00b_fixed_point.ipynb #b00wrap1
-def _public_layer(names):
-    "Pass the public functions through attnstat.core's public-call layer (types, NaN, extreme values, named errors)."
-    import inspect
-    from attnstat.core import public
-    g = globals()
-    for n in names:
-        if inspect.isfunction(g.get(n)): g[n] = public(g[n])
-_public_layer(globals().get("__all__") or [])   # (in the notebook __all__ is not defined: nothing is wrapped)
+from .core import publish
+publish(globals())   # attnstat.core's public-call layer (in the notebook __all__ is not defined: nothing is wrapped)
+

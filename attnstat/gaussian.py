@@ -220,11 +220,6 @@ def sobol_normal(m:int, # number of points (a power of 2 keeps the net balanced)
     return special.ndtri(np.clip(U, 1e-16, 1 - 1e-16))
 
 # %% ../nbs/00a_gaussian.ipynb #a00wrap1
-def _public_layer(names):
-    "Pass the public functions through attnstat.core's public-call layer (types, NaN, extreme values, named errors)."
-    import inspect
-    from attnstat.core import public
-    g = globals()
-    for n in names:
-        if inspect.isfunction(g.get(n)): g[n] = public(g[n])
-_public_layer(globals().get("__all__") or [])   # (in the notebook __all__ is not defined: nothing is wrapped)
+from .core import publish
+publish(globals())   # attnstat.core's public-call layer (in the notebook __all__ is not defined: nothing is wrapped)
+

@@ -578,6 +578,6 @@ def gram_matrix(mu, # signal vector
     return V @ V.T
 
 # %% ../nbs/04_pretrained_weights.ipynb #w19wrap2
-for _name in globals().get("__all__") or [n for n, v in list(globals().items()) if inspect.isfunction(v) and not n.startswith("_")
-                                           and v.__module__ == __name__]:   # (in the notebook: every function defined so far)
-    if inspect.isfunction(globals().get(_name)): globals()[_name] = public(globals()[_name])   # attnstat.core's public-call layer
+from .core import publish
+publish(globals(), defined=True)   # attnstat.core's public-call layer (in the notebook: every function defined so far)
+
