@@ -128,8 +128,3 @@ def continuation(F, # the map F(x, param) -> array like x
         out[i] = r
         if r.converged: x = r.x
     return out
-
-# %% ../nbs/00b_fixed_point.ipynb #b00wrap1
-from .core import publish
-publish(globals())   # attnstat.core's public-call layer (in the notebook __all__ is not defined: nothing is wrapped)
-

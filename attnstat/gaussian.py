@@ -218,8 +218,3 @@ def sobol_normal(m:int, # number of points (a power of 2 keeps the net balanced)
             warnings.simplefilter("ignore", UserWarning)              # not a power of 2: unbiased, less balanced
             U = sob.random(m)
     return special.ndtri(np.clip(U, 1e-16, 1 - 1e-16))
-
-# %% ../nbs/00a_gaussian.ipynb #a00wrap1
-from .core import publish
-publish(globals())   # attnstat.core's public-call layer (in the notebook __all__ is not defined: nothing is wrapped)
-

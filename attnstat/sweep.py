@@ -415,8 +415,3 @@ def _evaluate(func, calls, done, writer, backend, scheduler, jobs, progress, des
     out = SweepRows({k: v for k, v in results[i].items() if k != KEY_COLUMN} for i in range(len(calls)))
     out.cached, out.computed = len(done), len(todo)
     return out
-
-# %% ../nbs/05_sweep.ipynb #s19wrap2
-from .core import publish
-publish(globals(), defined=True)   # attnstat.core's public-call layer (in the notebook: every function defined so far)
-

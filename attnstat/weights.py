@@ -8,7 +8,7 @@ import contextlib, importlib.util, inspect, json, math, numbers, os, re, struct
 from dataclasses import dataclass
 from pathlib import Path
 import numpy as np
-from .core import check_int, check_real, check_array, check_positive, check_memory, spawn, public
+from .core import check_int, check_real, check_array, check_positive, check_memory, spawn
 from .fixed_point import fixed_point
 from .rmt.hermite import Activation, activation
 from .rmt.models import signal_plus_noise, ridge_errors, EmpiricalErrors
@@ -576,8 +576,3 @@ def gram_matrix(mu, # signal vector
     if len({v.size for v in V}) > 1: raise ValueError(f"mu, w_K and w_Q must have equal lengths, got {[v.size for v in V]}")
     V = np.stack(V)
     return V @ V.T
-
-# %% ../nbs/04_pretrained_weights.ipynb #w19wrap2
-from .core import publish
-publish(globals(), defined=True)   # attnstat.core's public-call layer (in the notebook: every function defined so far)
-
