@@ -10,7 +10,7 @@ import numpy as np
 import joblib
 from tqdm import tqdm
 from . import __version__
-from .core import check_int, check_choice, public
+from .core import check_int, check_choice
 
 # %% auto #0
 __all__ = ['KEY_COLUMN', 'BACKENDS', 'point_key', 'point_seed', 'CacheError', 'sweep_header', 'row_key', 'read_sweep', 'max_jobs',
