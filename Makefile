@@ -9,7 +9,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.attnstat-installed
 NODE_STAMP := book/node_modules/.attnstat-installed
 
-.PHONY: book test export-check chromium clean bench smoke
+.PHONY: book test export export-check lint chromium clean bench smoke
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -31,8 +31,17 @@ chromium:
 	  { (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) || \
 	    echo "note: chromium could not be installed; the browser tests will be skipped"; }
 
+# the notebooks to attnstat/: nbdev-export (its export processor writes the numpydoc sections into
+# the docstrings), then nbdev's __all__ lists wrapped at 100 columns (tools/export.py)
+export: $(STAMP)
+	$(PY) tools/export.py
+
 export-check: $(STAMP)
 	$(PY) tools/check_export.py
+
+# ruff (pyproject.toml [tool.ruff]: the default rules and E501 at 100 columns) over the package
+lint: $(STAMP)
+	$(VENV)/bin/ruff check attnstat
 
 # two pytest workers on this 2-core machine, one BLAS thread each
 test: export-check chromium book

@@ -13,7 +13,15 @@ __all__ = ['fmt_value', 'MdTable', 'md_table']
 def fmt_value(v, # a number, a bool, a string or None
               digits:int=4, # significant digits for floats
              ) -> str:
-    "Format one table entry: floats to `digits` significant digits, bools as yes/no."
+    """Format one table entry: floats to `digits` significant digits, bools as yes/no.
+
+    Parameters
+    ----------
+    v
+        a number, a bool, a string or None
+    digits : int, default 4
+        significant digits for floats
+    """
     if v is None: return "–"
     if isinstance(v, bool): return "yes" if v else "no"
     if isinstance(v, numbers.Integral): return str(int(v))
@@ -35,12 +43,27 @@ def md_table(rows, # list of dicts (or objects with `as_dict()`), one per row
              digits:int=4, # significant digits for floats
              fmt:dict|None=None, # per-column format callables or format strings such as ".3f"
             ) -> MdTable:
-    "Markdown table of `rows`, rendered as a table in Jupyter and in the book."
+    """Markdown table of `rows`, rendered as a table in Jupyter and in the book.
+
+    Parameters
+    ----------
+    rows
+        list of dicts (or objects with `as_dict()`), one per row
+    columns : default None
+        the keys to show, in order (default: the keys of the first row)
+    headers : default None
+        column headers (default: the keys); may contain $math$
+    digits : int, default 4
+        significant digits for floats
+    fmt : dict | None, default None
+        per-column format callables or format strings such as ".3f"
+    """
     rows = [r.as_dict() if hasattr(r, "as_dict") else dict(r) for r in rows]
     if not rows: raise ValueError("rows must contain at least one row")
     columns = list(columns or rows[0].keys())
     headers = list(headers or columns)
-    if len(headers) != len(columns): raise ValueError(f"headers must have {len(columns)} entries, got {len(headers)}")
+    if len(headers) != len(columns):
+        raise ValueError(f"headers must have {len(columns)} entries, got {len(headers)}")
     fmt = fmt or {}
     def cell(c, v):
         f = fmt.get(c)

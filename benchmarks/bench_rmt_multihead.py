@@ -33,7 +33,10 @@ def theory():
     return {r: multihead_theory("tanh", c=0.5, gamma=g, mu=mu, W_K=WK, W_Q=WQ, residual=r).error for r in ("none", "sum", "concat")}
 theory()                                                       # warm the Hermite coefficients and the nodes
 t0 = CLOCK(); th = theory(); t_th = CLOCK() - t0
-t0 = CLOCK(); sim = simulate_multihead("tanh", 2 * p, p, mu, WK, WQ, g, trials, 7, readouts=("none", "sum", "concat")); t_sim = CLOCK() - t0
+t0 = CLOCK()
+sim = simulate_multihead("tanh", 2 * p, p, mu, WK, WQ, g, trials, 7,
+                         options={"readouts": ("none", "sum", "concat")})
+t_sim = CLOCK() - t0
 se = max(float(mean_stderr(sim.train[r], axis=0)[1].max()) for r in ("none", "sum", "concat"))
 t_needed = t_sim * (se / 1e-3)**2                               # trials for s.e. 1e-3 at this p
 print(f"theory, 3 readouts x 3 gammas, H = {H}: {t_th * 1e3:.0f} ms; simulation p = {p}: {t_sim / trials:.2f} s per trial, "

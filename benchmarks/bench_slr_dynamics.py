@@ -42,8 +42,8 @@ MAIN = [0, 3, 4, 6]          # m_k, m_v, q_k, q_v (the cross overlaps stay exact
 def ode(conditional, n=N_MC, dt=0.2, draws=None):
     "One SGD-limit ODE trajectory; returns it with its CPU and wall time."
     c0, t0 = time.process_time(), time.perf_counter()
-    kw = dict(draws=draws) if draws is not None else dict(n_mc=n, n_rep=4, conditional=conditional)
-    tr = integrate(mdl, "softmax", T, eta=1.0, dt=dt, n_out=21, **kw)
+    opts = dict(dt=dt, n_out=21) if draws is not None else dict(dt=dt, n_out=21, n_mc=n, n_rep=4, conditional=conditional)
+    tr = integrate(mdl, "softmax", T, eta=1.0, draws=draws, options=opts)
     return tr, time.process_time() - c0, time.perf_counter() - t0
 
 
@@ -54,7 +54,7 @@ def accuracy(tr):
 
 
 # 1. the conditional estimator against the plain one, same number of sequences (after a warm-up: the first call imports scipy's qmc)
-for cd in (True, False): integrate(mdl, "softmax", 0.2, eta=1.0, n_mc=16, n_rep=2, n_out=2, conditional=cd)
+for cd in (True, False): integrate(mdl, "softmax", 0.2, eta=1.0, options=dict(n_mc=16, n_rep=2, n_out=2, conditional=cd))
 tr_c, c_c, w_c = ode(True)
 acc_c, where_c, per_c = accuracy(tr_c)
 tr_p, c_p, w_p = ode(False)
@@ -62,7 +62,7 @@ acc_p, where_p, per_p = accuracy(tr_p)
 cal_note = ""
 if not QUICK:    # the accuracy of a 4-replicate trajectory, measured from 16 replicates (not timed), for both estimators
     for tag, cd in (("conditional", True), ("plain Sobol", False)):
-        cal = integrate(mdl, "softmax", T, eta=1.0, dt=0.2, n_out=21, n_mc=N_MC, n_rep=16, seed=99, conditional=cd)
+        cal = integrate(mdl, "softmax", T, eta=1.0, seed=99, options=dict(dt=0.2, n_out=21, n_mc=N_MC, n_rep=16, conditional=cd))
         per_cal = np.nanmax(cal.err * math.sqrt(16) / 2, axis=0)
         print(f"[1] accuracy of a 4 x {cal.n_mc} {tag} trajectory from 16 replicates (15 degrees of freedom; max over t): {per_cal.max():.4f}; "
               "per overlap " + ", ".join(f"{OVERLAP_NAMES[i]} {per_cal[i]:.4f}" for i in MAIN))
@@ -91,7 +91,7 @@ if not QUICK:    # time-step error of the Heun scheme on the same draws
 
 # 2. ODE vs online SGD at the same accuracy
 t_stretch = 0.25 if QUICK else 1.0
-c0 = time.process_time(); s = online_sgd(mdl, "softmax", D, t_stretch, eta=1.0, n_seeds=2, seed=0, n_out=3)
+c0 = time.process_time(); s = online_sgd(mdl, "softmax", D, t_stretch, eta=1.0, seed=0, options=dict(n_seeds=2, n_out=3))
 c_sgd_seed = (time.process_time() - c0) / 2 * (T / t_stretch)          # CPU of one seed, extrapolated to t = T
 cache = Path(__file__).resolve().parents[1] / "data" / "slr_dyn_sgd.npz"
 Dc = None

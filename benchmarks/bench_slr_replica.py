@@ -96,7 +96,7 @@ def prox(n_mc=100_000, n_ref=10_000, quick=False):
     rows = []
     for guard in (False, True):
         t0, c0 = time.perf_counter(), time.process_time()
-        r = replica_erm(model, "softmax", 5.0, 0.1, prox_guard=guard)
+        r = replica_erm(model, "softmax", 5.0, 0.1, options=dict(prox_guard=guard))
         rows.append((r, time.perf_counter() - t0, time.process_time() - c0))
         print(f"[3] fixed point with prox_guard={guard}: test error {r.test_error:.5f} +- {r.test_error_se:.5f}, V_k {r.V_k:.4f} "
               f"+- {r.V_k_se:.4f}, replicon {r.replicon:.3f} +- {r.replicon_se:.3f} ({r.stability}), {rows[-1][1]:.1f} s (CPU {rows[-1][2]:.1f} s)", flush=True)

@@ -7,7 +7,7 @@ from click.testing import CliRunner
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path: sys.path.insert(0, str(ROOT))
 from attnstat.cli import cli
-from attnstat.figures import FIGURES
+from attnstat.book.figures import FIGURES
 from attnstat.sweep import read_sweep
 from attnstat import __version__
 
@@ -83,14 +83,14 @@ def test_help_everywhere():
 
 @pytest.mark.parametrize("args, option, rng", [
     (["slr", "bayes", "--nu", "-1"], "--nu", "[0.0, inf]"),
-    (["slr", "bayes", "--nu", "1", "--noise", "-0.5"], "--noise", "[0.0, inf]"),
+    (["slr", "bayes", "--nu", "1", "--noise", "-0.5"], "--noise", "noise must lie in [0.0, "),
     (["slr", "bayes", "--nu", "1", "--L", "0"], "--L", "1"),
     (["slr", "population", "--nu", "1", "--m-k", "1", "--q-k", "0.5", "--m-v", "0", "--q-v", "0"], "--q-k", "m_k^2"),
     (["slr", "population", "--nu", "1", "--activation", "relu"], "--activation", "softmax"),
     (["slr", "replica", "--nu", "1", "--alpha", "-1"], "--alpha", "(0.0, 100000.0]"), # replica_erm: alpha <= 1e5 (issue 19)
     (["slr", "replica", "--nu", "1", "--alpha", "1", "--lam", "0"], "--lam", "(0.0, inf]"),
     (["slr", "simulate", "--nu", "1", "--alpha", "1", "--D", "1"], "--D", "[2, inf]"),
-    (["slr", "bayes", "--nu", "1", "--alpha", "0"], "--alpha", "(0.0, inf]"),
+    (["slr", "bayes", "--nu", "1", "--alpha", "0"], "--alpha", "alpha must lie in (0.0, "),
     (["rmt", "error", "--c", "-1"], "--c", "c must lie in"),
     (["rmt", "error", "--gamma", "0,1"], "--gamma", "(0"),
     (["rmt", "simulate", "--n", "1"], "--n", "[2, inf]"),
@@ -177,7 +177,7 @@ def _toy_plot(fig, rows, quick):
 def test_reproduce_on_dask_cluster(tmp_path, monkeypatch):
     "attnstat reproduce --backend dask --scheduler ADDRESS on a LocalCluster bound to 127.0.0.1."
     distributed = pytest.importorskip("dask.distributed", reason="the optional 'cluster' extra is not installed")
-    import attnstat.figures as F
+    import attnstat.book.figures as F
     toy = F.FigureRecipe("toy", "toy", lambda q: [{"x": float(x)} for x in range(6)], _toy_point, _toy_plot,
                          lambda q: {"n": 6}, seed=4, seconds=(1, 1))
     monkeypatch.setattr(F, "FIGURES", {"toy": toy})
@@ -306,7 +306,7 @@ def test_reproduce_a_chapter_figure(tmp_path):
     assert [f["figure"] for f in fig] == ["fig-mehler"] and fig[0]["estimate"] > 0
     assert (tmp_path / "fig-mehler.png").read_bytes()[:4] == b"\x89PNG"
     # the measured time is recorded and becomes the next estimate (the estimate is checked against the measured time)
-    from attnstat.figures import load_times, KERNEL_START
+    from attnstat.book.figures import load_times, KERNEL_START
     measured = load_times(tmp_path)["chapter:03a_rmt_hermite:quick"]
     again = json.loads(run("reproduce", "--quick", "--only", "fig-mehler", "--out", str(tmp_path), "--no-progress", "--json").stdout)
     assert abs(again["figures"][0]["estimate"] - round(measured + KERNEL_START, 1)) < 0.11

@@ -341,13 +341,13 @@ def test_issue_table(row, tmp_path):
 
 TOY = textwrap.dedent('''
     import sys, time
-    import attnstat.figures as F
+    import attnstat.book.figures as F
     def slow_point(x, seed=None):
         time.sleep(DELAY)
         return {"y": x * x}
     def plot(fig, rows, quick):
         ax = fig.subplots(); ax.plot([r["x"] for r in rows], [r["y"] for r in rows], "o")
-    F.slow_point = slow_point; slow_point.__module__ = "attnstat.figures"
+    F.slow_point = slow_point; slow_point.__module__ = "attnstat.book.figures"
     F.FIGURES.clear()
     F.register_figure(F.FigureRecipe("toy", "toy", lambda q: [{"x": float(x)} for x in range(N)], slow_point, plot,
                                      lambda q: {"n": N}, seed=1, seconds=(1, 1)))
@@ -377,7 +377,7 @@ def _concurrent_reproduce(tmp_path):
                              stderr=subprocess.PIPE, text=True, env=_env(), cwd=ROOT) for _ in range(2))
     outs = [p.communicate(timeout=600) for p in (a, b)]
     assert a.returncode == 0 and b.returncode == 0, outs
-    from attnstat.figures import FIGURES
+    from attnstat.book.figures import FIGURES
     rows = read_sweep(tmp_path / "real" / "risk_vs_nu-quick.csv")[1]
     assert len(rows) == len(FIGURES["risk_vs_nu"].points(True)), len(rows)
 
@@ -420,16 +420,104 @@ def _ctrl_c(tmp_path):
 # ---------------------------------------------------------------------------------------------
 
 def test_cli_choice_lists_match_library():
-    "The CLI writes its choice lists out (to start fast); they must equal the library's."
+    "The CLI's choices are read from the registries (lazily, so that `attnstat --help` imports nothing)."
     from attnstat import cli
     from attnstat.slr.activations import ACTIVATIONS as SLR
-    from attnstat.rmt.hermite import ACTIVATIONS as RMT
-    from attnstat.figures import FIGURES
+    from attnstat.rmt.hermite import nonlinearity_names
+    from attnstat.rmt.multihead import residual_names, head_family_names, head_mode_names
+    from attnstat.book.figures import FIGURES
     from attnstat.sweep import max_jobs
-    assert sorted(cli.SLR_ACTIVATIONS) == sorted(SLR)
-    assert list(cli.RMT_ACTIVATIONS) == list(RMT)
-    assert list(cli.FIGURE_NAMES) == list(FIGURES)
+    assert cli.SLR_ACTIVATION.choices == tuple(SLR) and cli.RMT_NONLINEARITY.choices == nonlinearity_names()
+    assert ((cli.RMT_RESIDUAL.choices, cli.RMT_HEAD_FAMILY.choices, cli.RMT_HEAD_MODE.choices)
+            == (residual_names(), head_family_names(), head_mode_names()))
+    assert list(cli.FIGURE_NAMES) == list(FIGURES) and cli.RMT_RESIDUALS == residual_names()   # the former names
     assert cli._max_jobs() == max_jobs()
+    # a registered SLR activation becomes a choice of the command line at once (no list to edit)
+    from attnstat.slr.activations import ACTIVATIONS, linear
+    import dataclasses
+    ACTIVATIONS["linear_copy"] = linear
+    try: assert "linear_copy" in cli.SLR_ACTIVATION.choices
+    finally: ACTIVATIONS.pop("linear_copy")
+    p = subprocess.run([sys.executable, "-c", "import sys, attnstat.cli; attnstat.cli.main(['--help']) if 0 else None; "
+                        "print(sorted(m for m in sys.modules if m.startswith('attnstat.') and m != 'attnstat.cli'))"],
+                       capture_output=True, text=True, timeout=60, env=_env(), cwd=ROOT)
+    assert not any(m.startswith(("attnstat.slr.", "attnstat.rmt.")) for m in eval(p.stdout)), p.stdout
+
+# ---------------------------------------------------------------------------------------------
+# Issue 29, the application layer: every input bounded, options that do nothing refused, errors that name the
+# option the user typed, help and validation agreeing, output files following the umask
+# ---------------------------------------------------------------------------------------------
+
+def _declared_npz(path, shape):
+    "An NPZ whose mu.npy header declares `shape` (float64) but holds no data: a small file that would decompress to a lot."
+    import io, zipfile
+    import numpy as np
+    h = io.BytesIO(); np.lib.format.write_array_header_1_0(h, {"descr": "<f8", "fortran_order": False, "shape": shape})
+    ok = io.BytesIO(); np.lib.format.write_array(ok, np.ones((2, 1)))
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("mu.npy", h.getvalue() + b"\0" * 4096); z.writestr("W_K.npy", ok.getvalue()); z.writestr("W_Q.npy", ok.getvalue())
+
+def test_i29_weights_file_bounded_and_blamed(tmp_path):
+    "--weights: a declared 2^29-float64 array is refused from its header, a pipe is refused at once, faults name --weights."
+    import numpy as np
+    big = tmp_path / "big.npz"; _declared_npz(big, (2**29,))
+    t0 = time.perf_counter()
+    line = one_line_error(cli("rmt", "error", "--weights", str(big), ATTNSTAT_MAX_MEMORY="1GiB"), "--weights", "GiB")
+    assert "(536870912,)" in line and time.perf_counter() - t0 < 30
+    fifo = tmp_path / "pipe"; os.mkfifo(fifo)
+    one_line_error(cli("rmt", "error", "--weights", str(fifo), timeout=60), "--weights", "not a regular file")
+    txt = tmp_path / "w.npz"; txt.write_text("mu = 1, 2\n")
+    line = one_line_error(cli("rmt", "error", "--weights", str(txt)), "--weights", "text file")
+    assert "pickle" not in line
+    cases = {"nan": dict(mu=[1.0, 0.0], W_K=[[np.nan], [0.0]], W_Q=[[1.0], [0.0]]),
+             "shape": dict(mu=[1.0, 0.0], W_K=[[1.0, 0.0, 0.0]], W_Q=[[1.0], [0.0]]),
+             "object": dict(mu=np.array([1.0, 0.0]), W_K=np.array([[1.0], [0.0]]), W_Q=np.array(["a", "b"])),
+             "huge": dict(mu=[1e300, 0.0], W_K=[[1.0], [0.0]], W_Q=[[1.0], [0.0]]),
+             "empty": dict(mu=np.zeros(0), W_K=np.zeros((0, 1)), W_Q=np.zeros((0, 1)))}
+    for name, arrays in cases.items():
+        f = tmp_path / f"{name}.npz"; np.savez(f, **{k: np.asarray(v) for k, v in arrays.items()})
+        line = one_line_error(cli("rmt", "error", "--weights", str(f), "--gamma", "0.1,1"))
+        assert "--weights" in line and "--gamma" not in line and "--r" not in line.replace("--weights", ""), (name, line)
+
+def test_i29_heads_bounded_like_the_families():
+    one_line_error(cli("rmt", "error", "--heads", str(10**9)), "--heads", "4096")
+
+def test_i29_options_that_do_nothing_are_refused():
+    for args, opt in ((["slr", "population", "--nu", "1", "--c", "0.5"], "--c"),
+                      (["slr", "replica", "--nu", "1", "--alpha", "1", "--c", "0.5"], "--c"),
+                      (["slr", "bayes", "--nu", "1", "--n-mc", "1000"], "--n-mc"),
+                      (["slr", "bayes", "--nu", "1", "--seed", "3"], "--seed"),
+                      (["slr", "dynamics", "--nu", "2", "--seeds", "3"], "--seeds")):
+        one_line_error(cli(*args), opt)
+    data = json.loads(cli("slr", "population", "--nu", "1", "--activation", "erf", "--c", "0.5", "--m-k", "0.5", "--q-k", "0.5",
+                          "--m-v", "0.5", "--q-v", "0.5", "--json").stdout)   # --c with erf is used
+    from attnstat.slr import SpikedSLR, population_risk
+    assert data["risk"] == pytest.approx(population_risk(SpikedSLR(2, 1.0), "erf", 0.5, 0.5, 0.5, 0.5, c=0.5).risk, rel=1e-12)
+
+def test_i29_bayes_help_and_validation_agree():
+    "--n-mc >= 100 (the help's bound) runs with --alpha; below it the error names --n-mc, never an internal name."
+    p = cli("slr", "bayes", "--nu", "2", "--alpha", "2", "--n-mc", "100", "--json")
+    assert p.returncode == 0 and math.isfinite(json.loads(p.stdout)["error"]), p.stderr
+    line = one_line_error(cli("slr", "bayes", "--nu", "2", "--alpha", "2", "--n-mc", "99"), "--n-mc", "100")
+    assert "n_blocks" not in line
+
+def test_i29_dask_scheduler_checked_quickly():
+    pytest.importorskip("distributed")
+    t0 = time.perf_counter()
+    one_line_error(cli("reproduce", "--backend", "dask", "--scheduler", "tcp://127.0.0.1:1", "--only", "risk_vs_nu"), "--scheduler")
+    one_line_error(cli("reproduce", "--backend", "dask", "--scheduler", "http://x", "--only", "risk_vs_nu"), "--scheduler")
+    assert time.perf_counter() - t0 < 30
+
+def test_i29_chapter_outputs_follow_the_umask(tmp_path):
+    "Every file reproduce writes (recipe figures, chapter figures, the times file) gets 0666 & ~umask."
+    from attnstat.book.figures import _write_atomic, _save_times
+    old = os.umask(0o022)
+    try:
+        _write_atomic(tmp_path / "fig-x.png", b"png"); _save_times(tmp_path, {"chapter:x": 1.0})
+    finally: os.umask(old)
+    for f in (tmp_path / "fig-x.png", tmp_path / ".reproduce-times.json"):
+        assert f.stat().st_mode & 0o777 == 0o644, (f, oct(f.stat().st_mode))
+    assert not list(tmp_path.glob(".fig-x*"))
 
 def test_lazy_packages_resolve_every_name():
     import attnstat.slr as slr, attnstat.rmt as rmt
@@ -616,6 +704,7 @@ def _auto_funcs():
             req = [q.name for q in sig.parameters.values() if q.default is q.empty and q.kind in (q.POSITIONAL_OR_KEYWORD, q.KEYWORD_ONLY)]
             if req and set(req) <= known:
                 fixed = {k: v for k, v in (("n_mc", 400), ("n_test", 40)) if k in sig.parameters}
+                if n == "integrate": fixed = {"options": {"n_mc": 400, "n_rep": 2, "n_out": 3}}   # FlowOptions
                 out.append((m, n, req, fixed, True))
     return out
 
@@ -783,7 +872,7 @@ def test_i19_weights_loader(tmp_path):
 def test_i19_files_and_locks(tmp_path):
     "Figures and caches get the umask's mode; the lock lives beside the cache and is removed; --only X --only X runs X once."
     from matplotlib.figure import Figure
-    from attnstat.figures import _save_atomic
+    from attnstat.book.figures import _save_atomic
     from attnstat.sweep import run_sweep, lock_path, file_mode
     fig = Figure(); fig.subplots().plot([0, 1])
     for ext in ("png", "pdf"): _save_atomic(fig, tmp_path / f"f.{ext}")
@@ -805,3 +894,18 @@ def test_i19_multiprocessing_backend(tmp_path):
     one = cli("reproduce", "--quick", "--only", "risk_vs_nu", "--backend", "multiprocessing", "--jobs", "2", "--out", str(tmp_path / "r"),
               "--no-progress", "--json", timeout=600)
     assert one.returncode == 0 and "generator_unordered" not in one.stderr, one.stderr[-1000:]
+
+def test_interactive_entry_checks():
+    "attnstat.interactive validates its own arguments at its top (named TypeError/ValueError, nothing drawn first)."
+    pytest.importorskip("ipywidgets")
+    from attnstat.interactive import render_png, precomputed_figure, write_html, find_embed_js
+    draw = lambda ax, a=1: ax.plot([0, a])
+    bad = [(render_png, dict(plot_fn=3), "plot_fn"), (render_png, dict(plot_fn=draw, figsize=(1e300, 2)), "figsize"),
+           (render_png, dict(plot_fn=draw, params=[1]), "params"), (render_png, dict(plot_fn=draw, dpi=True), "dpi"),
+           (precomputed_figure, dict(plot_fn=draw, grid={"a": [1, 2]}, fixed=3), "fixed"),
+           (precomputed_figure, dict(plot_fn=draw, grid={"a": [1, 2]}, max_frames=1), "max_frames"),
+           (find_embed_js, dict(root=3), "root"), (write_html, dict(widget=None, path=3), "path"),
+           (write_html, dict(widget=None, path="x.html", title=3), "title")]
+    for f, kw, name in bad:
+        with pytest.raises((TypeError, ValueError), match=name): f(**kw)
+    assert render_png(draw, {"a": 2})[:4] == b"\x89PNG"

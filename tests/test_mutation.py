@@ -1,5 +1,10 @@
-"""Mutation test of the public API (issue 19): every public callable of attnstat.slr, attnstat.rmt, attnstat.gaussian,
-attnstat.fixed_point, attnstat.sweep and attnstat.weights, every argument replaced in turn by a hostile value.
+"""Mutation test of the public API (issues 19 and 28): every public callable of attnstat.slr, attnstat.rmt,
+attnstat.gaussian, attnstat.fixed_point, attnstat.sweep and attnstat.weights, every argument replaced in turn by a hostile
+value, each called through the module that defines it (`attnstat.slr.population.bayes_risk_L2`, not only
+`attnstat.slr.bayes_risk_L2`): the object is the same whatever the import path (`test_one_object_per_name` asserts it
+for every public name), so the entry checks at the top of each function are what the test exercises, with nothing
+wrapped around them. `test_user_errors_pass_through` and `test_warnings_point_at_the_caller` check the rest of the
+entry contract: a user callable's own exception reaches the caller as raised, and a warning names the caller's line.
 
 The cases are generated from the API itself (`__all__` and the signatures), so functions added later join
 automatically. Each function gets a cheap *baseline* call (argument values by parameter name, `BY_NAME`, and recipes for
@@ -35,7 +40,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path: sys.path.insert(0, str(ROOT))
 
-MODULES = ("attnstat.slr", "attnstat.rmt", "attnstat.gaussian", "attnstat.fixed_point", "attnstat.sweep", "attnstat.weights")
+MODULES = ("attnstat.slr", "attnstat.rmt", "attnstat.gaussian", "attnstat.fixed_point", "attnstat.sweep", "attnstat.weights",
+           "attnstat.store", "attnstat.data")
 CAP_S = 6                   # CPU-time cap per case (the library's ATTNSTAT_MAX_SECONDS below is 3 s)
 WORKDIR = None
 WALL_S = 60                 # wall-clock cap per case (a call that waits; generous: the machine may be loaded)
@@ -103,7 +109,7 @@ BY_NAME = {   # parameter name -> value (a callable takes the fixtures)
     "S": lambda F: F["S"], "q": [0.2, 0.3], "qhat": [0.5, 0.5], "psi_out": -1.0, "gram": np.eye(3), "Phi": lambda F: F["rng"].standard_normal((16, 8)),
     "y": lambda F: np.sign(F["rng"].standard_normal(16)), "level": 1.0, "eff": None, "dof": 2.0, "cs": [0.5], "snrs": [1.0],
     "weights": "identity", "scale": "raw", "m0": [0.1, 0.1], "q0": [0.2, 0.2], "replicon": 0.5, "replicon_se": 0.1,
-    "kind": "bias", "t": [0.0, 1.0, 2.0], "t_max": 1.0, "eta": 0.1, "eta_hi": 1.0, "C": lambda F: np.eye(2) * 0.5,
+    "kind": "bias", "s": [0.0, 0.5], "t": [0.0, 1.0, 2.0], "t_max": 1.0, "eta": 0.1, "eta_hi": 1.0, "C": lambda F: np.eye(2) * 0.5,
 }
 
 def _recipes(F):
@@ -238,7 +244,8 @@ def _recipes_more(F):
         "online_sgd": dict(model=model, activation="softmax", D=8, t_max=0.5, n_seeds=1, n_out=3, chunk=16),
         "gd_simulation": dict(model=model, activation="softmax", D=8, t_max=0.5, alpha=2.0, n_seeds=1, n_out=3),
         "panel_spec": dict(name="gamma"),
-        "attnstat.rmt.Activation": dict(f0=np.tanh, name="tanh2"),
+        "attnstat.rmt.Nonlinearity": dict(f0=np.tanh, name="tanh2"),
+        "NonlinearityFamily": dict(name="x", build=lambda L: np.tanh),
         "sim_stats": dict(panel={"attention": rng.random((2, 3, 2)), "ridge": rng.random((2, 3, 2))}),
         "head_family": dict(family="hetero", H=2),
         "multihead_theory": dict(f="tanh", c=0.5, gamma=[0.1, 1.0], mu=mu, W_K=WK, W_Q=WQ),
@@ -250,6 +257,15 @@ def _recipes_more(F):
         "simulate_multihead": dict(f="tanh", n=16, p=len(mu), mu=mu, W_K=WK, W_Q=WQ, gammas=[0.1, 1.0], trials=2, seed=0),
         "mh_difference_map": dict(residual="sum", scale="raw", cs=[0.5, 1.0], snrs=[1.0]),
         "cov_sqrt": dict(cov=np.array([[1.0, 0.5], [0.5, 1.0]])),
+        "load_strong_signal_sims": dict(path=ROOT / "data" / "strong_signal_sims.csv"),
+        # the store and the data folder (ATTNSTAT_DATA points at a temporary folder: guarded_env)
+        "afresh": dict(path=F["tmp"] / "a.sqlite"), "canonical": dict(obj={"a": 1.0}),
+        "entry_key": dict(table="t", params={"a": 1}, version="0.1", seed=0),
+        "Store": dict(path=F["tmp"] / "s.sqlite"), "open_store": dict(path=F["tmp"] / "o.sqlite"),
+        "remove_store": dict(path=F["tmp"] / "gone.sqlite"),
+        "write_npz": dict(path=F["tmp"] / "x.npz", arrays={"a": np.zeros(2)}),
+        "data_path": dict(name="slr_amp_track.csv"), "atomic_write": dict(path=F["tmp"] / "aw.txt", data="x"),
+        "DataFolder": dict(prefix="figures"), "data_folder": dict(prefix="figures"),
     }
 
 # Functions the generator does not call, with the reason (each is exercised by its notebook and test file).
@@ -257,7 +273,10 @@ SKIP = {
     "minilm_path": "no arguments; reads the installed package", "load_minilm": "reads the 90 MB checkpoint",
     "max_jobs": "no arguments", "run_panel": "writes a book panel (minutes)", "run_sign_maps": "writes a book data set",
     "simulate_points": "writes a book data set", "run_test_error_points": "writes a book data set",
-    "register_activation": "mutates the global registry", "save_table": "writes files", "cached_table": "writes files",
+    "register_activation": "mutates the global registry", "register_nonlinearity": "mutates the global registry",
+    "register_head_mode": "mutates the global registry", "register_readout": "mutates the global registry",
+    "register_head_family": "mutates the global registry",
+    "run_strong_signal_sims": "writes a book data set (minutes)", "save_table": "writes files", "cached_table": "writes files",
 "load_panel": "reads a book data file", "load_points": "reads a book data file",
     "load_mh_panel": "reads a book data file", "load_nonsymmetric_check": "reads a book data file",
     "run_nonsymmetric_check": "writes a book data set", "run_mh_panel": "writes a book panel", "load_table": "reads a table file",
@@ -277,13 +296,28 @@ DOCUMENTED_NONFINITE = {   # function: fields (or '*' suffixes) where NaN/inf is
     "laplace_terms": ("err_A", "err_B"), "softmax_bias_terms": ("err_A", "err_B"),   # LaplaceTerms: nan when accuracy=False
 }
 
+def defining_modules(package):
+    """{public name: the module that defines it} for a module of MODULES: for a lazy package (attnstat.slr, attnstat.rmt)
+    the submodule whose `__all__` lists the name, for a plain module the module itself."""
+    import pkgutil
+    mod = importlib.import_module(package)
+    if not hasattr(mod, "__path__"): return {n: package for n in mod.__all__}
+    out = {}
+    for info in pkgutil.iter_modules(mod.__path__):
+        if info.name.startswith("_"): continue
+        sub = importlib.import_module(f"{package}.{info.name}")
+        for n in getattr(sub, "__all__", ()): out[n] = sub.__name__
+    return out
+
 def public_callables():
-    "(module, name, callable) for every public function or validated class of the modules (new ones join)."
+    """(module, name, callable) for every public function or validated class of the modules (new ones join); the
+    callable is taken from its defining module, and is the package's own object (asserted)."""
     out = []
     for m in MODULES:
-        mod = importlib.import_module(m)
+        mod, homes = importlib.import_module(m), defining_modules(m)
         for n in mod.__all__:
-            o = getattr(mod, n)
+            o = getattr(importlib.import_module(homes.get(n, m)), n)
+            assert o is getattr(mod, n), f"{m}.{n} is not {homes.get(n, m)}.{n}"
             if not callable(o) or n in SKIP: continue
             if inspect.isclass(o):
                 if issubclass(o, (BaseException, list)): continue                  # exceptions, warnings, SweepRows
@@ -469,8 +503,9 @@ def generate(F):
 
 @contextlib.contextmanager
 def guarded_env():
-    old = {k: os.environ.get(k) for k in GUARDS}
-    os.environ.update(GUARDS)
+    env = {**GUARDS, "ATTNSTAT_DATA": tempfile.mkdtemp(prefix="attnstat-mutation-data-")}   # the store writes there
+    old = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
     try: yield
     finally:
         for k, v in old.items():
@@ -507,6 +542,7 @@ def run(sample=None, seed=SEED, verbose=False, shard=None, only=None, start_at=N
         for c in allcases: by_func.setdefault((c[0], c[1]), [])
         for c in cases: by_func[(c[0], c[1])].append(c)
         counts, failures, base_fail, per_func = Counter(), [], [], {}
+        homes = {m: defining_modules(m) for m in MODULES}   # failures are named by the module that defines them
         for (m, n), cs in by_func.items():
             func, kw = next(c[2:4] for c in allcases if (c[0], c[1]) == (m, n))
             tf = time.perf_counter()
@@ -519,7 +555,7 @@ def run(sample=None, seed=SEED, verbose=False, shard=None, only=None, start_at=N
             for c, (outcome, detail, cpu) in zip(cs, results):
                 counts[outcome] += 1
                 if outcome not in ("named", "converged", "finite"):
-                    failures.append(f"{m}.{n}({c[4]}={c[5]}): {outcome}: {detail}")
+                    failures.append(f"{homes[m].get(n, m)}.{n}({c[4]}={c[5]}): {outcome}: {detail}")
                     if verbose: print("FAIL", failures[-1], file=sys.stderr, flush=True)
         import shutil
         shutil.rmtree(tmp, ignore_errors=True)
@@ -566,6 +602,69 @@ def test_mutation_full():
     res = run()
     _report(res, costs=10)
     _check(res)
+
+# ---------------------------------------------------------------------------------------------------------------
+# The rest of the entry contract (issue 28): one object per public name, a user's exception passed through untouched,
+# warnings that point at the caller, and the two raw exceptions the issue found now named.
+# ---------------------------------------------------------------------------------------------------------------
+def test_one_object_per_name():
+    "Every public name is one object, reached through its package or through the module that defines it."
+    checked = 0
+    for m in MODULES:
+        mod, homes = importlib.import_module(m), defining_modules(m)
+        assert set(homes) == set(mod.__all__), (m, set(homes) ^ set(mod.__all__))
+        for n, home in homes.items():
+            assert getattr(mod, n) is getattr(importlib.import_module(home), n), f"{m}.{n} is not {home}.{n}"
+            checked += 1
+    assert checked > 150, checked
+    import attnstat.slr, attnstat.slr.replica
+    assert attnstat.slr.replica_erm is attnstat.slr.replica.replica_erm
+
+def _raiser(error):
+    "A user callable (of any arity) that raises `error`."
+    def f(*args, **kwargs): raise error
+    return f
+
+def test_user_errors_pass_through():
+    "A user callable's own exception reaches the caller as it was raised: the same object, its own message."
+    from attnstat.gaussian import gauss_expect, gauss_expect_2d, quad_expect
+    from attnstat.fixed_point import fixed_point, continuation
+    for error in (ValueError("boom"), TypeError("boom"), ZeroDivisionError("boom"), KeyError("boom")):
+        f = _raiser(error)
+        calls = {"attnstat.gaussian.gauss_expect": lambda: gauss_expect(f, 0.0, 1.0),
+                 "gauss_expect (arrays)": lambda: gauss_expect(f, np.zeros(3), np.ones(3)),
+                 "attnstat.gaussian.gauss_expect_2d": lambda: gauss_expect_2d(f, (0.0, 0.0), np.eye(2)),
+                 "attnstat.gaussian.quad_expect": lambda: quad_expect(f, 0.0, 1.0),
+                 "attnstat.fixed_point.fixed_point": lambda: fixed_point(f, 0.5),
+                 "attnstat.fixed_point.continuation": lambda: continuation(f, [0.1, 0.2], 0.5)}
+        for where, call in calls.items():
+            with pytest.raises(type(error)) as got: call()
+            assert got.value is error, (where, got.value)
+            assert str(got.value) == str(error) and got.value.__cause__ is None, where
+
+def test_warnings_point_at_the_caller():
+    "A solver's warning names the line that called it (stacklevel), not a line inside attnstat."
+    from attnstat.core import ConvergenceWarning
+    from attnstat.fixed_point import fixed_point, continuation
+    from attnstat.gaussian import gauss_expect, QuadratureWarning
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        res = fixed_point(lambda x: x + 1.0, 0.0, max_iter=5, on_fail="warn")              # never converges
+        path = continuation(lambda x, a: x + a, [0.1, 0.2], 0.0, max_iter=5, on_fail="warn")
+        gauss_expect(lambda x: np.abs(x) ** 0.5, 0.0, 1.0, n=4, check=True)                # a kink: orders disagree
+    assert not res.converged and not any(r.converged for r in path)
+    ours = [x for x in w if issubclass(x.category, (ConvergenceWarning, QuadratureWarning))]
+    assert {x.category for x in ours} == {ConvergenceWarning, QuadratureWarning}, [str(x.message) for x in w]
+    assert all(x.filename == __file__ for x in ours), [(x.category.__name__, x.filename, x.lineno) for x in ours]
+
+def test_issue_28_raw_exceptions_are_named():
+    "The two raw exceptions of issue 28, called through the defining modules, are named ValueError/TypeError."
+    from attnstat.slr.population import bayes_risk_L2
+    from attnstat.slr.bayes import nishimori_sample
+    with pytest.raises(ValueError) as got: bayes_risk_L2(2.0, noise=1e300)
+    assert _names(str(got.value), "noise"), str(got.value)
+    with pytest.raises(TypeError) as got: nishimori_sample(None, 10)
+    assert _names(str(got.value), "model"), str(got.value)
 
 if __name__ == "__main__":
     import argparse

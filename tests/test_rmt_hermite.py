@@ -2,7 +2,8 @@
 import math, warnings
 import numpy as np
 import pytest
-from attnstat.rmt import hermite_coefficients, activation, ACTIVATIONS, CentringWarning
+from attnstat.rmt import (hermite_coefficients, activation, nonlinearity_names, CentringWarning, Nonlinearity,
+                          NonlinearityFamily, NONLINEARITIES, register_nonlinearity)
 
 E = math.e
 EXACT = {  # (name, level): (a0, a1, a2, nu) exact closed forms; None where the spec gives only digits
@@ -39,7 +40,7 @@ def test_spec_table_digits(key):
     got = (c.a0, c.a1, c.a2, c.nu, c.sigma2)
     assert np.allclose(got, SIX_DIGITS[key], atol=6e-7, rtol=0), (key, got)
 
-@pytest.mark.parametrize("name", ACTIVATIONS)
+@pytest.mark.parametrize("name", nonlinearity_names())
 def test_parseval(name):
     c = hermite_coefficients(name)
     assert c.nu >= c.a1**2 + c.a2**2 + c.a3**2 - 1e-12 and c.sigma2 >= 0
@@ -66,6 +67,31 @@ def test_bad_input():
     with pytest.raises(TypeError, match="level must be a real number"): hermite_coefficients("clipped_relu", level="2")
     with pytest.raises(TypeError, match="warn must be"): hermite_coefficients("tanh", warn="no")
     with pytest.raises(TypeError, match="breakpoints must be"): hermite_coefficients(np.tanh, breakpoints="0")
+    with pytest.raises(ValueError, match="breakpoints apply only"): hermite_coefficients("relu", breakpoints=[0.0])
+    with pytest.raises(ValueError, match="level applies only"): activation(activation("tanh"), level=1.0)
+
+def test_registry_of_nonlinearities():
+    "A nonlinearity registered once is resolved by name everywhere; the deprecated names are the same objects."
+    import attnstat.rmt.hermite as H
+    assert H.ACTIVATIONS is NONLINEARITIES and H.Activation is Nonlinearity
+    assert nonlinearity_names()[:4] == ("tanh", "erf", "sign", "relu")
+    fam = NonlinearityFamily("test_softsign", lambda L: (lambda t: t / (1 + np.abs(t))))
+    try:
+        register_nonlinearity(fam)
+        assert "test_softsign" in nonlinearity_names() and activation("test_softsign") is activation(fam)
+        # softsign is odd: a0 = a2 = 0; a1 = E[xi f(xi)] = 2 int_0^inf x^2/(1 + x) phi(x) dx (scipy quad on the half line)
+        from scipy.integrate import quad
+        a1 = 2 * quad(lambda x: x * x / (1 + x) * math.exp(-x * x / 2) / math.sqrt(2 * math.pi), 0, np.inf, epsabs=1e-14)[0]
+        c = hermite_coefficients("test_softsign")
+        assert c.a0 == 0 and c.a2 == 0 and abs(c.a1 - a1) < 1e-10
+        with pytest.raises(ValueError, match="registered"):
+            register_nonlinearity(NonlinearityFamily("test_softsign", lambda L: np.tanh))
+        register_nonlinearity(NonlinearityFamily("test_softsign", lambda L: np.tanh), overwrite=True)
+        assert abs(hermite_coefficients("test_softsign").a1 - hermite_coefficients("tanh").a1) < 1e-14
+    finally:
+        NONLINEARITIES.pop("test_softsign", None)
+    with pytest.raises(TypeError, match="family must be"): register_nonlinearity("tanh")
+    with pytest.raises(ValueError, match="default_level"): NonlinearityFamily("x", lambda L: np.tanh, default_level=-1.0)
 
 @pytest.mark.parametrize("where", [lambda t: t > 0.3, lambda t: (t > 0.3) & (t < 1.0)])
 def test_nan_activation_is_named(where):

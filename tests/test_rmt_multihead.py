@@ -11,14 +11,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 from attnstat.gaussian import mean_stderr
-from attnstat.rmt.hermite import ACTIVATIONS, activation
+from attnstat.rmt.hermite import nonlinearity_names, activation
 from attnstat.rmt.theory import attention_theory, attention_error, ridge_error
 from attnstat.rmt.models import signal_plus_noise, attention_kernel, ridge_errors
 from attnstat.rmt.generalisation import attention_test_error
 from attnstat.rmt import multihead as M
 from attnstat.rmt.multihead import (multihead_theory, multihead_error, head_family, head_activation, multihead_kernel,
                                     readout_features, readout_dof, readout_feature_scale, simulate_multihead,
-                                    compare_multihead_ridge, load_mh_panel, _res_weights, READOUTS, RESIDUALS, HEADS, HEAD_FAMILIES)
+                                    compare_multihead_ridge, load_mh_panel, _res_weights, readout_names, residual_names, head_mode_names,
+                                    head_family_names, register_readout, Readout, READOUTS, SimulationOptions)
 
 from attnstat.data import data_path
 
@@ -26,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 G5 = np.logspace(-3, 1, 5)
 NSYM = dict(mu=[1.0, 0, 0], w_K=[1.2, 0.9, 0], w_Q=[0.3, 0, 1.0])          # a non-symmetric single head
 
-@pytest.mark.parametrize("f", ACTIVATIONS)
+@pytest.mark.parametrize("f", nonlinearity_names())
 def test_one_head_reproduces_attention_theory(f):
     # H = 1: the 2H assembly must be today's attention_theory (issue 24: <= 1e-8), for every activation the package has
     ra = activation(f).coef.a1 != 0 and abs(activation(f).coef.a1) > 1e-10
@@ -69,7 +70,7 @@ def test_sum_of_heads_is_a_rescaled_gamma():
     g = np.array([0.01, 0.5])
     Ks, Ka = multihead_kernel(X, "tanh", WK, WQ, heads="sum"), multihead_kernel(X, "tanh", WK, WQ)
     np.testing.assert_allclose(ridge_errors(X @ Ks, y, g), ridge_errors(X @ Ka, y, g / 9), rtol=1e-9)
-    for r in RESIDUALS[:2]:                                  # X(I + sum K_h) = 3 X(I/3 + K_avg): d = 1/3 at gamma/9
+    for r in residual_names()[:2]:                                  # X(I + sum K_h) = 3 X(I/3 + K_avg): d = 1/3 at gamma/9
         a = multihead_error("tanh", c=0.5, gamma=g, mu=mu, W_K=WK, W_Q=WQ, heads="sum", residual=r)
         b = multihead_error("tanh", c=0.5, gamma=g / 9, mu=mu, W_K=WK, W_Q=WQ, diag=(1 / 3 if r == "sum" else 0.0))
         np.testing.assert_allclose(a, b, rtol=1e-9)
@@ -111,7 +112,7 @@ def test_dof_and_feature_scale_against_one_draw():
     X, y = signal_plus_noise(1024, 512, [1.0], 21)
     K = multihead_kernel(X, "tanh", [0.0], [0.0])
     np.testing.assert_allclose(K, attention_kernel(X, "tanh"), atol=1e-12)
-    for r in RESIDUALS:
+    for r in residual_names():
         F = readout_features(X, X @ K, r); ev = np.linalg.eigvalsh(F.T @ F / 1024)
         for g in (0.01, 0.3):
             assert abs(readout_dof("tanh", c=0.5, gamma=g, residual=r) - (ev / (ev + g)).mean()) < 0.01
@@ -128,7 +129,7 @@ def test_live_simulation_heterogeneous_heads():
     # real tanh kernels, p = 192, c = 1/2, hetero H = 2 with identity scales, 10 trials: 3 s.e. + 0.01 (finite p at p = 192)
     g = np.array([0.01, 0.1, 1.0]); mu, WK, WQ = head_family("hetero", 2)
     s = simulate_multihead("tanh", 384, 192, mu, WK, WQ, g, 10, 4, alpha=(0.8, 1.2))
-    for r in READOUTS:
+    for r in readout_names():
         th = ridge_error(c=0.5, gamma=g, snr=1.0) if r == "ridge" else multihead_error("tanh", c=0.5, gamma=g, mu=mu, W_K=WK, W_Q=WQ, residual=r, alpha=(0.8, 1.2))
         m, se = s.stats(r)
         assert np.all(np.abs(m - th) < 3 * se + 0.01), (r, m, th, se)
@@ -171,7 +172,7 @@ def test_cached_fresh_token_errors_single_head():
             assert np.all(np.abs(m - th) <= 3.5 * se + 5e-3), (lab, c, m, th, se)
 
 def test_fair_comparison_scales():
-    for r in RESIDUALS:
+    for r in residual_names():
         o = compare_multihead_ridge("tanh", c=0.5, gamma=[0.01, 0.1], mu=[1.0], W_K=[0.0], W_Q=[0.0], residual=r, scale="dof")
         np.testing.assert_allclose(o["dof_attn"], o["dof_rr"], rtol=1e-6)
         o = compare_multihead_ridge("tanh", c=0.5, gamma=0.1, mu=[1.0], W_K=[0.0], W_Q=[0.0], residual=r, scale="relative")
@@ -191,7 +192,8 @@ def test_bad_input():
 def test_cli_lists_and_command(tmp_path):
     from click.testing import CliRunner
     from attnstat import cli
-    assert tuple(cli.RMT_RESIDUALS) == RESIDUALS and tuple(cli.RMT_HEAD_FAMILIES) == HEAD_FAMILIES and tuple(cli.RMT_HEAD_MODES) == HEADS
+    assert tuple(cli.RMT_RESIDUALS) == residual_names() and tuple(cli.RMT_HEAD_FAMILIES) == head_family_names()
+    assert tuple(cli.RMT_HEAD_MODES) == head_mode_names()
     run = lambda *a: CliRunner().invoke(cli.cli, ["rmt", "error", *a])
     res = run("--heads", "2", "--head-family", "hetero", "--r", "1.5", "--residual", "concat", "--gamma", "0.01,1", "--json")
     assert res.exit_code == 0, res.output
@@ -228,7 +230,7 @@ def test_multihead_test_error_one_head_and_cache():
                 assert np.all(np.abs(m - th) <= 3.5 * se), (lab, c, r, m, th, se)
     # summed heads with the sum residual: X(I + sum_h K_h) = H X(I/H + K_avg), the same readout at gamma/H^2 with rho = 1/H
     mu, WK, WQ = head_family("hetero", 2)
-    s_ = simulate_multihead("tanh", 256, 128, mu, WK, WQ, [0.3], 8, 9, heads="sum", n_test=400, readouts=("sum",))
+    s_ = simulate_multihead("tanh", 256, 128, mu, WK, WQ, [0.3], 8, 9, heads="sum", options={"n_test": 400, "readouts": ("sum",)})
     m, se = s_.stats("sum", "test")
     th = multihead_test_error("tanh", c=0.5, gamma=0.3, mu=mu, W_K=WK, W_Q=WQ, heads="sum", residual="sum")
     assert abs(m[0] - th) < 3 * se[0] + 0.02, (m, se, th)                 # p = 128: allow 0.02 for finite p
@@ -238,3 +240,35 @@ def test_multihead_test_error_one_head_and_cache():
     e3 = multihead_test_error("tanh", c=0.5, gamma=0.1, mu=[1.0, 0], W_K=np.tile(W1, (1, 3)), W_Q=np.tile(W2, (1, 3)))
     es = multihead_test_error("tanh", c=0.5, gamma=0.9, mu=[1.0, 0], W_K=np.tile(W1, (1, 3)), W_Q=np.tile(W2, (1, 3)), heads="sum")
     assert abs(e1 - e3) < 1e-10 and abs(es - e1) < 1e-10
+
+
+def test_registry_of_readouts():
+    "A readout registered once is fitted by every simulation; a name is parsed once into its class."
+    from attnstat.rmt import multihead as MH
+    assert readout_names() == ("none", "sum", "concat", "ridge") and residual_names() == ("none", "sum", "concat")
+    assert head_mode_names() == ("average", "sum") and head_family_names() == ("identical", "shared", "hetero")
+    @register_readout
+    class HalfResidual(Readout):      # X (I/2 + K): no theory; the same features as the sum residual at X/2
+        name = "test_half"
+        has_theory = False
+        def features(self, X, XK): return X / 2 + XK
+    try:
+        mu, WK, WQ = head_family("shared", 2)
+        s = simulate_multihead("tanh", 64, 32, mu, WK, WQ, [0.1, 1.0], 2, 3)
+        assert "test_half" in s.train and s.train["test_half"].shape == (2, 2)
+        X, _ = signal_plus_noise(64, 32, [1.0], 0); K = multihead_kernel(X, "tanh", WK[:32], WQ[:32])
+        np.testing.assert_array_equal(readout_features(X, X @ K, "test_half"), X / 2 + X @ K)
+        with pytest.raises(ValueError, match="residual must be one of"):
+            multihead_error("tanh", c=0.5, gamma=0.1, mu=mu, W_K=WK, W_Q=WQ, residual="test_half")
+        with pytest.raises(ValueError, match="registered"):
+            register_readout(type("Other", (Readout,), {"name": "test_half"}))
+    finally:
+        READOUTS.pop("test_half", None)
+    # an instance works wherever a name does, with the same numbers
+    a = multihead_error("tanh", c=0.5, gamma=0.1, mu=[1.0], W_K=[0.5], W_Q=[0.5], residual=MH.ConcatResidual(),
+                        heads=MH.SumHeads())
+    b = multihead_error("tanh", c=0.5, gamma=0.1, mu=[1.0], W_K=[0.5], W_Q=[0.5], residual="concat", heads="sum")
+    assert a == b
+    with pytest.raises(TypeError, match="residual must be one of"):
+        multihead_error("tanh", c=0.5, gamma=0.1, mu=[1.0], W_K=[0.5], W_Q=[0.5], residual=np.zeros(2))
+    with pytest.raises(ValueError, match="n_test"): SimulationOptions(n_test=-1)

@@ -23,7 +23,7 @@ def test_masses(c):
 def test_quadrature_converged():
     # N vs 2N nodes at the hardest setting of the spec (c = 2, gamma = 1e-5): the peaked integrands
     kw = dict(c=2.0, gamma=[1e-5, 1e-2], mu=[1.0, 0], w_K=[0.6, 0.8], w_Q=[1.0, -0.2])
-    e1 = attention_error("tanh", **kw); e2 = attention_error("tanh", n_nodes=8000, **kw)   # default 1000
+    e1 = attention_error("tanh", **kw); e2 = attention_error("tanh", options={"n_nodes": 8000}, **kw)   # default 1000
     assert np.allclose(e1, e2, rtol=1e-6, atol=1e-9)
 
 def test_noise_fixed_point_reference():
@@ -58,9 +58,9 @@ def test_kernel_stieltjes_against_spectrum():
 @pytest.mark.parametrize("c", [0.5, 2.0])
 def test_derivative_methods_agree(c):
     kw = dict(c=c, gamma=np.array([1e-4, 1e-2, 0.3, 3.0]), mu=[1.0, 0.0], w_K=[0.5, 0.7], w_Q=[1.1, -0.4])
-    imp = attention_theory("tanh", derivative="implicit", **kw).error
-    tan = attention_theory("tanh", derivative="complex", **kw).error
-    fd = attention_theory("tanh", derivative="fd", **kw).error
+    imp = attention_theory("tanh", options={"derivative": "implicit"}, **kw).error
+    tan = attention_theory("tanh", options={"derivative": "complex"}, **kw).error
+    fd = attention_theory("tanh", options={"derivative": "fd"}, **kw).error
     assert np.allclose(imp, tan, rtol=1e-9, atol=1e-12)
     assert np.allclose(imp, fd, rtol=1e-6, atol=1e-9)          # central difference: O(eps^2) = 1e-8
 
@@ -207,7 +207,7 @@ def test_damped_path_still_agrees():
     # the old plain iteration stays reachable (method="damped") and gives the same numbers where it converges
     g = np.logspace(-3, 1, 5)
     a = attention_theory("tanh", c=0.5, gamma=g, mu=[1.0, 0], w_K=[0.6, 0.8], w_Q=[1.0, 0.0])
-    b = attention_theory("tanh", c=0.5, gamma=g, mu=[1.0, 0], w_K=[0.6, 0.8], w_Q=[1.0, 0.0], method="damped")
+    b = attention_theory("tanh", c=0.5, gamma=g, mu=[1.0, 0], w_K=[0.6, 0.8], w_Q=[1.0, 0.0], options={"method": "damped"})
     assert np.allclose(a.error, b.error, rtol=1e-9, atol=1e-12)
 
 def test_extremes_give_limits():
@@ -245,4 +245,41 @@ def test_types_and_empty_vectors():
     with pytest.raises(ValueError, match="gamma must contain only finite numbers"): attention_error("tanh", **{**kw, "gamma": float("nan")})
     with pytest.raises(TypeError, match="gamma"): ridge_error(c=0.5, gamma="0.1", snr=1.0)
     with pytest.raises(TypeError, match="snr"): ridge_error(c=0.5, gamma=0.1, snr="1")
-    with pytest.raises(ValueError, match="method"): attention_error("tanh", **kw, method="bogus")
+    with pytest.raises(ValueError, match="method"): attention_error("tanh", **kw, options={"method": "bogus"})
+
+
+def test_mp_stieltjes_near_zero_c_above_one():
+    "c > 1, z -> 0^-: the atom (1 - 1/c) at 0 dominates; m_c is formed without cancellation (was 20 % off at 1e-16)."
+    from decimal import Decimal, getcontext
+    from attnstat.rmt.theory import mp_stieltjes_derivative
+    from attnstat.rmt.sweeps import ridge_effective_dof
+    getcontext().prec = 60
+    def m60(z, c):      # the positive root of c z m^2 - (1 - c - z) m + 1 = 0 for z < 0, in 60-digit arithmetic
+        z, c = Decimal(z), Decimal(c); b = 1 - c - z
+        return (b - (b * b - 4 * c * z).sqrt()) / (2 * c * z)
+    for c in (1.5, 2.0, 10.0, 1e6):
+        for g in (1e-30, 1e-16, 1e-10, 1e-3, 1.0):
+            assert abs(mp_stieltjes(-g, c) / float(m60(-g, c)) - 1) < 1e-14, (c, g)
+            h = Decimal(g) * Decimal("1e-25")       # m'(z) by a central difference in 60 digits (error ~1e-50)
+            ref = float((m60(-Decimal(g) + h, c) - m60(-Decimal(g) - h, c)) / (2 * h))
+            assert abs(mp_stieltjes_derivative(-g, c) / ref - 1) < 1e-13, (c, g)
+    # the consequences named in issue 29: ridge's effective dof at c = 2 tends to min(1, c) = 1 (was 0.799 at 1e-16)
+    for g in (1e-16, 1e-10):
+        assert abs(ridge_effective_dof(c=2.0, gamma=g) - 1) < 1e-9
+    # the atom split off by hand: m_c(-g) - (1 - 1/c)/g -> the bulk's m at 0, int dmu_bulk(l)/l = 1/(c (c - 1))
+    for c in (2.0, 4.0):
+        assert abs(mp_stieltjes(-1e-9, c) - (1 - 1 / c) / 1e-9 - 1 / (c * (c - 1))) < 1e-6
+
+def test_attention_theory_honours_max_iter():
+    "max_iter bounds the map evaluations per gamma (Newton's and the continuation's included): issue 29."
+    from attnstat.core import ConvergenceError
+    kw = dict(c=0.5, gamma=[0.01, 0.1], mu=[1.0], w_K=[0.5], w_Q=[0.5])
+    ref = attention_theory("tanh", **kw)
+    for mi in (1, 10, 30):
+        with pytest.raises(ConvergenceError): attention_theory("tanh", **kw, options={"max_iter": mi})
+    th = attention_theory("tanh", **kw, options={"max_iter": int(ref.n_iter.max())})
+    assert np.all(th.n_iter <= ref.n_iter.max()) and np.allclose(th.error, ref.error, rtol=1e-10, atol=0)
+    with pytest.raises(ConvergenceError):
+        attention_theory("tanh", **kw, options={"max_iter": 5, "method": "damped"})
+    with pytest.raises(TypeError, match="options has no field"): attention_theory("tanh", **kw, options={"maxiter": 5})
+    with pytest.raises(ValueError, match="max_iter"): attention_theory("tanh", **kw, options={"max_iter": 0})

@@ -126,3 +126,19 @@ def test_spiked_test_error_is_own_overlap_error_plus_test_noise():
     bo = bayes_optimal_error(model, alpha, init="uninformed", n_mc=20_000)
     se_seed = own.std(ddof=1) / math.sqrt(len(own))
     assert abs(own.mean() - bo.error) < 3 * math.sqrt(se_seed**2 + se_T**2), (own, bo.error, se_seed)
+
+def test_damping_near_one_is_not_convergence():
+    """Issue 29: with damping 0.999999 the damped step moves W by 1e-12 and GAMP stopped after one iteration with
+    converged = True (test error 1.034 instead of 0.402). The test is now the undamped map's change: no convergence
+    within max_iter, a ConvergenceWarning; and a moderate damping reaches the undamped fixed point."""
+    model = MaxSLR(2, 2.0)
+    with pytest.warns(ConvergenceWarning, match="did not converge"):
+        r = simulate_amp(model, 2.0, 60, seed=0, n_test=2000, damping=0.999999)
+    assert not r.converged and r.n_iter == 100 and r.result.delta[-1] > 1e-9
+    d = model.sample(120, 60, seed=1)
+    rng = np.random.default_rng(2)
+    W0, xi = 0.1 * rng.standard_normal((60, 2)), rng.standard_normal((64, 2))
+    a = gamp(model, d.X, d.y, d.mask, W0, max_iter=400, tol=1e-12, xi=xi)
+    b = gamp(model, d.X, d.y, d.mask, W0, max_iter=400, tol=1e-12, damping=0.5, xi=xi)
+    assert a.converged and b.converged and b.n_iter > a.n_iter
+    assert np.max(np.abs(a.W - b.W)) < 1e-4          # the same fixed point (residual 1e-12 per coordinate)

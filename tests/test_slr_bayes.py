@@ -152,3 +152,25 @@ def test_inner_draws_independent_sets():
     assert qmc_est.std(ddof=1) < iid_est.std(ddof=1) / 3
     with pytest.raises(ValueError, match="n_sets"): inner_draws(64, 3, 0, 0)
     with pytest.raises(TypeError, match="m"): inner_draws(6.5, 3)
+
+
+def test_entry_checks_name_the_parameter():
+    "Issue 28: no raw exception through the module path; the solver knobs are an options object."
+    import attnstat.slr.bayes as bo
+    with pytest.raises(TypeError, match="model"): bo.nishimori_sample(None, 10)
+    m = SpikedSLR(3, 2.0)
+    with pytest.raises(TypeError, match="damping"): bo.NishimoriOptions(damping="0.5")
+    with pytest.raises(ValueError, match="atol"): bo.bayes_optimal_error(m, 1.0, atol=-1.0)
+    with pytest.raises(TypeError, match="tol"): bo.bayes_optimal_error(m, 1.0, tol=1e-3)
+    with pytest.raises(TypeError, match="options"): bo.bayes_optimal_error(m, 1.0, options={"atol": 1e-3})
+    S = bo.nishimori_sample(m, 200, 0, 8)
+    with pytest.raises(ValueError, match="q"): bo.nishimori_terms(m, [0.2, 1.5], S)
+    with pytest.raises(TypeError, match="S"): bo.nishimori_terms(m, [0.2, 0.3], "S")
+    omk = np.zeros((5, 3)); mask = np.ones((5, 3), bool)
+    with pytest.raises(ValueError, match="omk"): bo.location_prior(m, np.zeros((5, 2)), 0.5, mask)
+    with pytest.raises(TypeError, match="mask"): bo.location_prior(m, omk, 0.5, mask.astype(float))
+    with pytest.raises(ValueError, match="Vv"): bo.bayes_channel(m, np.zeros(5), omk, omk, 0.5, 0.0, mask)
+    # the options object and the single knobs give one result
+    a = bo.bayes_optimal_error(m, 1.0, n_mc=1000, n_blocks=0, options=bo.NishimoriOptions(atol=1e-6))
+    b = bo.bayes_optimal_error(m, 1.0, n_mc=1000, n_blocks=0, atol=1e-6)
+    assert a.error == b.error and a.q_k == b.q_k

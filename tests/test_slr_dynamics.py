@@ -131,13 +131,13 @@ def test_trajectory_error_calibrated():
     K, R = 8, 4
     lo, hi = stats.f.ppf([0.001, 0.999], K - 1, K * (R - 1))
     for conditional in (True, False):
-        trs = [integrate(MDL, "softmax", 3.0, eta=1.0, n_mc=2**10, n_rep=R, seed=100 + j, dt=0.1, n_out=4, conditional=conditional)
+        trs = [integrate(MDL, "softmax", 3.0, eta=1.0, seed=100 + j, options=dict(n_mc=2**10, n_rep=R, dt=0.1, n_out=4, conditional=conditional))
                for j in range(K)]
         for name in ("m_k", "m_v", "q_k", "q_v"):
             means = np.array([tr.at(name)[-1] for tr in trs]); errs = np.array([tr.err_of(name)[-1] for tr in trs])
             F = means.var(ddof=1) / np.mean(errs**2)
             assert lo < F < hi, (conditional, name, F, lo, hi)
-    assert trs[0].n_rep == R and integrate(MDL, "softmax", 0.2, n_mc=2**8, n_out=2).n_rep == 4        # the default is 4 replicates
+    assert trs[0].n_rep == R and integrate(MDL, "softmax", 0.2, options=dict(n_mc=2**8, n_out=2)).n_rep == 4        # the default is 4 replicates
     np.testing.assert_allclose(trs[0].ci("q_k")[1:] / trs[0].err_of("q_k")[1:], stats.t.ppf(0.975, R - 1), rtol=1e-10)   # t = 0: err = 0
 
 
@@ -147,8 +147,7 @@ def test_manifold_exactly_invariant(act, eta, method):
     # D8.3: symmetrised draws keep m_kv* = m_vk* = q_kv = 0 exactly (not just to Monte Carlo accuracy)
     for model in (MDL, MaxSLR(3, 2.0), SpikedSLR({2: 0.5, 3: 0.5}, 2.0)):
         for conditional in (True, False):
-            tr = integrate(model, act, 2.0, eta=eta, method=method, n_mc=2**10, n_rep=2, n_out=5, c=-0.3 if act == "erf" else 0.0,
-                           conditional=conditional)
+            tr = integrate(model, act, 2.0, eta=eta, c=-0.3 if act == "erf" else 0.0, options=dict(method=method, n_mc=2**10, n_rep=2, n_out=5, conditional=conditional))
             assert np.all(tr.overlaps[:, CROSS] == 0.0) and tr.converged
 
 
@@ -193,7 +192,7 @@ def _max_dev(sim, act, eta, T):
     start, and the references' own 95% half-widths (Student t, 4 replicates; max over t and seeds), per overlap."""
     devs, devg, ci_s, ci_g = [], [], [], []
     for j in range(sim.overlaps.shape[0]):
-        kw = dict(start=(sim.M0[j], sim.C0[j]), n_mc=2**12, n_rep=4, seed=7, n_out=len(sim.t))
+        kw = dict(start=(sim.M0[j], sim.C0[j]), seed=7, options=dict(n_mc=2**12, n_rep=4, n_out=len(sim.t)))
         a, g = integrate(MDL, act, T, eta=eta, **kw), integrate(MDL, act, T, eta=0.0, **kw)
         devs.append(np.max(np.abs(sim.overlaps[j] - a.overlaps), axis=0)); devg.append(np.max(np.abs(sim.overlaps[j] - g.overlaps), axis=0))
         ci_s.append(np.nanmax(np.stack([a.ci(k) for k in OVERLAP_NAMES], -1), axis=0))
@@ -209,13 +208,13 @@ def test_sgd_ode_against_online_sgd():
     # reference's 95% half-width (measured at most 0.004, in softmax q_k, and 1e-4 for linear; the deviations themselves are up to 0.075
     # and 0.015), and the half-width must stay below a
     # fifth of the bound, so that the reference cannot decide the test.
-    s = online_sgd(MDL, "softmax", 1000, 8.0, eta=1.0, n_seeds=2, seed=1000, n_out=33)
+    s = online_sgd(MDL, "softmax", 1000, 8.0, eta=1.0, seed=1000, options=dict(n_seeds=2, n_out=33))
     dev, devg, ci, ci_g = _max_dev(s, "softmax", 1.0, 8.0)
     assert np.all(ci < 0.02) and np.all(ci_g < 0.02), (ci, ci_g)
     assert np.all(dev < 0.1 + ci), (dev, ci)
     q = OVERLAP_NAMES.index("q_k")
     assert devg[q] > 0.3 + ci_g[q], (devg, ci_g)
-    s = online_sgd(MDL, "linear", 1000, 2.0, eta=0.1, n_seeds=2, seed=1000, n_out=21)
+    s = online_sgd(MDL, "linear", 1000, 2.0, eta=0.1, seed=1000, options=dict(n_seeds=2, n_out=21))
     dev, _, ci, _ = _max_dev(s, "linear", 0.1, 2.0)
     assert np.all(ci < 0.006), ci
     assert np.all(dev < 0.03 + ci), (dev, ci)
@@ -227,12 +226,12 @@ def test_no_log_D_escape_softmax():
     # about 0.25). Here D = 500 and 2000 to keep the test bounded; the book checks D = 1000 and 4000 on its cached runs.
     t = {}
     for D in (500, 2000):
-        s = online_sgd(MDL, "softmax", D, 6.5, eta=1.0, n_seeds=2, seed=D, n_out=131)
+        s = online_sgd(MDL, "softmax", D, 6.5, eta=1.0, seed=D, options=dict(n_seeds=2, n_out=131))
         t[D] = np.mean(crossing_time(s.t, s.at("m_k"), 0.5))
     assert abs(t[500] - t[2000]) < 0.5, t
     # the SGD-limit ODE from M = 0 agrees with both (no D in it; the gradient-flow ODE crosses 0.7 earlier, at 4.3); the ODE's own
     # error in the crossing time, its 95% half-width in m_k over the slope dm_k/dt there, widens the tolerance (measured 0.0065)
-    tr = integrate(MDL, "softmax", 6.5, eta=1.0, n_mc=2**11, n_rep=4, n_out=131)
+    tr = integrate(MDL, "softmax", 6.5, eta=1.0, options=dict(n_mc=2**11, n_rep=4, n_out=131))
     tc = crossing_time(tr.t, tr.at("m_k"), 0.5); k = int(np.searchsorted(tr.t, tc))
     dt_ode = tr.ci("m_k")[k] / (np.gradient(tr.at("m_k"), tr.t)[k])
     assert 0 < dt_ode < 0.1, dt_ode
@@ -243,13 +242,13 @@ def test_log_D_escape_for_odd_erf():
     # the odd erf has no source: M = 0 is a saddle, and the escape time grows as ln D / (2 lambda_+); the ODE from
     # M = (q0/D)^(1/2) I at D = 1e3 ... 1e7 has a slope within 15% of 1/(2 lambda_+) at the saddle's C (measured: 5%)
     d = [dyn_draws(MDL, 2**10, 1, flip_xi=True)]     # the xi flips make the drift at M = 0 exactly 0
-    sad = integrate(MDL, odd_erf, 10.0, start=(np.zeros((2, 2)), 0.25 * np.eye(2)), draws=d, n_out=3)
+    sad = integrate(MDL, odd_erf, 10.0, start=(np.zeros((2, 2)), 0.25 * np.eye(2)), draws=d, options=dict(n_out=3))
     er = escape_rate(MDL, odd_erf, sad.C[-1], n_mc=2**12)
     assert abs(er["source"]) < 1e-12 and er["lambda_plus"] > 0
     Ds = np.array([1e3, 1e5, 1e7])
     # |m_k| peaks near 0.49 for the odd erf: the escape level is 0.25
     ts = [crossing_time(tr.t, np.abs(tr.at("m_k")), 0.25) for tr in
-          (integrate(MDL, odd_erf, 10.0, start=(np.eye(2) * math.sqrt(0.25 / D), 0.25 * np.eye(2)), draws=d, dt=0.1, n_out=101)
+          (integrate(MDL, odd_erf, 10.0, start=(np.eye(2) * math.sqrt(0.25 / D), 0.25 * np.eye(2)), draws=d, options=dict(dt=0.1, n_out=101))
            for D in Ds)]
     slope = np.polyfit(np.log(Ds), ts, 1)[0]
     assert abs(slope * 2 * er["lambda_plus"] - 1) < 0.15, (slope, er)
@@ -269,21 +268,21 @@ def test_sgd_plateau_and_eta_window():
     assert sgd_plateau(MDL, "linear", 0.9 * eta_c, **kw).stable and not sgd_plateau(MDL, "linear", 1.1 * eta_c, **kw).stable
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
-        tr = integrate(MDL, "linear", 15.0, eta=2 * eta_c, n_mc=2**10, n_rep=1, dt=0.025)
+        tr = integrate(MDL, "linear", 15.0, eta=2 * eta_c, options=dict(n_mc=2**10, n_rep=1, dt=0.025))
     assert tr.diverged and not tr.converged and any(issubclass(x.category, ConvergenceWarning) for x in w)
-    tr = integrate(MDL, "linear", 15.0, eta=0.7 * eta_c, n_mc=2**10, n_rep=1, dt=0.025)
+    tr = integrate(MDL, "linear", 15.0, eta=0.7 * eta_c, options=dict(n_mc=2**10, n_rep=1, dt=0.025))
     assert tr.converged and not tr.diverged
 
 
 def test_step_size_guard():
     # explicit stepping is limited by the largest Hessian eigenvalue: a too-large dt is refused or shrunk
     with pytest.raises(ValueError, match="explicit-stepping"):
-        integrate(MDL, "linear", 1.0, dt=0.5, adapt=False, n_mc=2**10)
-    tr = integrate(MDL, "linear", 1.0, dt=0.5, adapt=True, n_mc=2**10, n_rep=2)
+        integrate(MDL, "linear", 1.0, options=dict(dt=0.5, adapt=False, n_mc=2**10))
+    tr = integrate(MDL, "linear", 1.0, options=dict(dt=0.5, adapt=True, n_mc=2**10, n_rep=2))
     assert tr.dt < 0.5 * 2 / tr.curvature + 1e-12 and tr.converged
     # near the linear optimum the curvature is T_1 ~ 58: a step 0.05 that was fine at the start must be caught
     lin = linear_spectrum(MDL)
-    tr = integrate(MDL, "linear", 3.0, start=(lin.M + 0.05, np.zeros((2, 2))), dt=0.034 * 1.5, n_mc=2**10, n_rep=1)
+    tr = integrate(MDL, "linear", 3.0, start=(lin.M + 0.05, np.zeros((2, 2))), options=dict(dt=0.034 * 1.5, n_mc=2**10, n_rep=1))
     assert tr.dt <= 0.034 and np.all(np.isfinite(tr.overlaps))
 
 
@@ -291,11 +290,11 @@ def test_heun_against_the_population_gd_map_and_fresh_sample_gd():
     # the Heun ODE and the exact population-GD map agree as dt -> 0 (difference O(dt)); population-like GD with a
     # fresh sample of 5000 sequences per step in D = 50 follows the GD map (measured max deviation 0.005; tolerance 0.02)
     d = [dyn_draws(MDL, 2**12, 0)]
-    a = integrate(MDL, "softmax", 3.0, draws=d, dt=0.05, n_out=7)
-    b = integrate(MDL, "softmax", 3.0, draws=d, dt=0.05, method="gd", n_out=7)
+    a = integrate(MDL, "softmax", 3.0, draws=d, options=dict(dt=0.05, n_out=7))
+    b = integrate(MDL, "softmax", 3.0, draws=d, options=dict(dt=0.05, method="gd", n_out=7))
     assert np.max(np.abs(a.overlaps - b.overlaps)) < 0.02
-    s = gd_simulation(MDL, "softmax", 50, 3.0, dt=0.1, alpha=None, n_fresh=5000, seed=4, n_out=7)
-    g = integrate(MDL, "softmax", 3.0, start=(s.M0[0], s.C0[0]), draws=d, dt=0.1, method="gd", n_out=7)
+    s = gd_simulation(MDL, "softmax", 50, 3.0, dt=0.1, alpha=None, n_fresh=5000, seed=4, options=dict(n_out=7))
+    g = integrate(MDL, "softmax", 3.0, start=(s.M0[0], s.C0[0]), draws=d, options=dict(dt=0.1, method="gd", n_out=7))
     assert np.max(np.abs(s.overlaps[0] - g.overlaps)) < 0.02, np.abs(s.overlaps[0] - g.overlaps).max(0)
 
 
@@ -303,7 +302,7 @@ def test_bad_input():
     with pytest.raises(TypeError): integrate("spiked", "softmax")
     with pytest.raises(ValueError, match="t_max"): integrate(MDL, "softmax", t_max=-1)
     with pytest.raises(ValueError, match="eta"): integrate(MDL, "softmax", eta=-0.1)
-    with pytest.raises(ValueError, match="method"): integrate(MDL, "softmax", method="rk4")
+    with pytest.raises(ValueError, match="method"): integrate(MDL, "softmax", options=dict(method="rk4"))
     with pytest.raises(ValueError, match="activation"): integrate(MDL, "tanh")
     with pytest.raises(ValueError, match="D"): online_sgd(MDL, "softmax", 2, 1.0)
     with pytest.raises(ValueError, match="eta"): online_sgd(MDL, "softmax", 100, 1.0, eta=0)
@@ -316,8 +315,8 @@ def test_seeded_and_random_start():
     M, C = random_start(0.25, D=400, seed=3)
     M2, C2 = random_start(0.25, D=400, seed=3)
     assert np.all(M == M2) and np.all(C == C2) and np.abs(M).max() < 5 * math.sqrt(0.25 / 400)
-    a = online_sgd(MDL, "softmax", 100, 0.5, n_seeds=2, seed=9, n_out=3)
-    b = online_sgd(MDL, "softmax", 100, 0.5, n_seeds=2, seed=9, n_out=3)
+    a = online_sgd(MDL, "softmax", 100, 0.5, seed=9, options=dict(n_seeds=2, n_out=3))
+    b = online_sgd(MDL, "softmax", 100, 0.5, seed=9, options=dict(n_seeds=2, n_out=3))
     assert np.all(a.overlaps == b.overlaps) and not np.all(a.overlaps[0] == a.overlaps[1])
 
 
@@ -331,7 +330,7 @@ def test_benchmark_quick():
 def test_step_size_guard_along_the_path():
     # linear GF from a random start with dt = 0.05: allowed at the start (curvature ~12) but unstable near the optimum
     # (T_1 ~ 58, spec D6: blew up at t ~ 18); the guard halves the step and the run stays finite and monotone
-    tr = integrate(MDL, "linear", 25.0, dt=0.05, n_mc=2**10, n_rep=1, n_out=26)
+    tr = integrate(MDL, "linear", 25.0, options=dict(dt=0.05, n_mc=2**10, n_rep=1, n_out=26))
     assert tr.n_halvings >= 1 and tr.dt < 0.0345 and np.all(np.isfinite(tr.overlaps))
     assert np.all(np.diff(tr.risk) <= 1e-12)
     # the slow longitudinal mode (rate 0.067) leaves about exp(-25 * 0.067) ~ 0.2 of the initial gap at t = 25
@@ -345,15 +344,15 @@ def test_spherical_flow_conserves_norms_and_reaches_the_constrained_optimum():
     # conditional estimator, standard error 0.0004; with the plain one 0.704 at 2 x 2^13, spread 0.004; the rest of the gap is the slow
     # approach by t = 20; tolerance 0.015)
     start = (np.zeros((2, 2)), np.diag([1.0, 0.25]))
-    tr = integrate(MDL, "linear", 20.0, start=start, sphere=True, n_mc=2**11, n_rep=2, n_out=5)
+    tr = integrate(MDL, "linear", 20.0, start=start, options=dict(sphere=True, n_mc=2**11, n_rep=2, n_out=5))
     np.testing.assert_allclose(tr.overlaps[:, [4, 6]], np.tile([1.0, 0.25], (5, 1)), atol=1e-12)
     assert np.all(np.diff(tr.risk) <= 1e-12) and np.all(tr.overlaps[:, CROSS] == 0)
     assert abs(tr.at("m_v")[-1] - 0.5) < 1e-3 and abs(tr.at("m_k")[-1] - (2 - 1) / math.sqrt(2)) < 0.015
-    tr2 = integrate(MDL, "linear", 5.0, start=start, sphere=True, lam=0.7, dt=0.02, draws=[dyn_draws(MDL, 2**10, 0)], n_out=3)
-    tr3 = integrate(MDL, "linear", 5.0, start=start, sphere=True, lam=0.0, dt=0.02, draws=[dyn_draws(MDL, 2**10, 0)], n_out=3)
+    tr2 = integrate(MDL, "linear", 5.0, start=start, lam=0.7, draws=[dyn_draws(MDL, 2**10, 0)], options=dict(sphere=True, dt=0.02, n_out=3))
+    tr3 = integrate(MDL, "linear", 5.0, start=start, lam=0.0, draws=[dyn_draws(MDL, 2**10, 0)], options=dict(sphere=True, dt=0.02, n_out=3))
     np.testing.assert_allclose(tr2.overlaps, tr3.overlaps, atol=1e-12)       # the ridge is radial: projected away
     with pytest.raises(ValueError, match="sphere"):
-        integrate(MDL, "softmax", 1.0, sphere=True, eta=0.5)
+        integrate(MDL, "softmax", 1.0, eta=0.5, options=dict(sphere=True))
 
 
 def _brute_force(model, act, Wt, n, seed, c=0.0):
@@ -405,10 +404,33 @@ def test_conditional_trajectory_unbiased_and_exact_on_the_manifold():
     # the whole SGD-limit ODE (softmax, eta = 1, t = 20) with the conditional estimator (4 x 2^11 Sobol sequences) against the
     # plain Sobol estimator with 4 x 2^13: at every time and overlap within 4 combined standard errors (the plain reference's own
     # error, 4 replicates, dominates: q_k 0.016 at t = 20 against 0.007). Measured max |z| 2.9. Cross overlaps exactly 0.
-    a = integrate(MDL, "softmax", 20.0, eta=1.0, n_mc=2**11, n_rep=4, dt=0.2, n_out=11, seed=1)
-    b = integrate(MDL, "softmax", 20.0, eta=1.0, n_mc=2**13, n_rep=4, dt=0.2, n_out=11, seed=2, conditional=False)
+    a = integrate(MDL, "softmax", 20.0, eta=1.0, seed=1, options=dict(n_mc=2**11, n_rep=4, dt=0.2, n_out=11))
+    b = integrate(MDL, "softmax", 20.0, eta=1.0, seed=2, options=dict(n_mc=2**13, n_rep=4, dt=0.2, n_out=11, conditional=False))
     main = [0, 3, 4, 6]
     z = (a.overlaps[1:, main] - b.overlaps[1:, main]) / np.hypot(a.err[1:, main], b.err[1:, main])
     assert np.all(np.abs(z) < 4), np.round(z, 2)
     assert np.all(a.err[1:, main] < b.err[1:, main]), (a.err[-1], b.err[-1])
     assert np.all(a.overlaps[:, CROSS] == 0.0)
+
+def test_options_objects_and_entry_checks():
+    "Solver knobs in FlowOptions / SimOptions (a dict works too); the old keywords still work with a DeprecationWarning and give the same numbers."
+    import warnings
+    from attnstat.slr.dynamics import FlowOptions, SimOptions
+    a = integrate(MDL, "linear", 0.4, options=FlowOptions(n_mc=2**8, n_rep=2, n_out=3))
+    b = integrate(MDL, "linear", 0.4, options=dict(n_mc=2**8, n_rep=2, n_out=3))
+    with pytest.warns(DeprecationWarning, match="options="):
+        c = integrate(MDL, "linear", 0.4, n_mc=2**8, n_rep=2, n_out=3)
+    assert np.array_equal(a.overlaps, b.overlaps) and np.array_equal(a.overlaps, c.overlaps)
+    with pytest.warns(DeprecationWarning): s_old = online_sgd(MDL, "linear", 20, 0.2, eta=0.5, n_seeds=1, n_out=3)
+    s_new = online_sgd(MDL, "linear", 20, 0.2, eta=0.5, options=SimOptions(n_seeds=1, n_out=3))
+    assert np.array_equal(s_old.overlaps, s_new.overlaps)
+    with pytest.raises(TypeError, match="options"): integrate(MDL, "linear", 0.4, options=dict(n_mcc=3))
+    with pytest.raises(TypeError, match="unexpected keyword"): integrate(MDL, "linear", 0.4, n_mcc=3)
+    with pytest.raises(ValueError, match="recheck"): FlowOptions(recheck=0)
+    with pytest.raises(TypeError, match="start"): integrate(MDL, "linear", 0.4, start=1.0)
+    with pytest.raises(TypeError, match="progress"): online_sgd(MDL, "linear", 20, 0.2, progress=3)
+    with pytest.raises(ValueError, match="q0"): gd_simulation(MDL, "linear", 20, 0.2, options=dict(q0=-1.0))
+    with pytest.raises(TypeError, match="symmetrise"): dyn_draws(MDL, 16, symmetrise=np.zeros(3))
+    with pytest.raises(ValueError, match="M"): reduced_weights(1.0, np.eye(2))
+    broken = object.__new__(type(MDL)); broken.__dict__.update(MDL.__dict__); object.__setattr__(broken, "nu", float("nan"))
+    with pytest.raises(ValueError, match="model"): dyn_draws(broken, 16)

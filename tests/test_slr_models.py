@@ -184,3 +184,43 @@ def test_registered_activation_works_in_population_routines():
             assert risk_terms(model, name, 1.1, 1.5, c=0.2, method="monte carlo", n_mc=100_000, seed=4).A == mc.A
     finally:
         ACTIVATIONS.pop("test_softplus2", None); ACTIVATIONS.pop("test_tanh", None)
+
+
+def test_models_are_immutable_and_keep_their_identity():
+    "Issue 28: frozen models (m.L = 7 raises), pickling, hash/key and repr unchanged (they feed the caches)."
+    import dataclasses, pickle
+    from attnstat.slr.models import SLRModel, check_model
+    m = SpikedSLR(3, 2.0, noise=0.1)
+    for name, value in (("L", 7), ("noise", -1), ("nu", 5.0), ("prior", None), ("new", 1)):
+        with pytest.raises(dataclasses.FrozenInstanceError, match="immutable"):
+            setattr(m, name, value)
+    with pytest.raises(AttributeError): del m.nu
+    assert (m.L, m.noise, repr(m)) == (3, 0.1, "SpikedSLR(L=3, nu=2.0, noise=0.1)")
+    mx = MaxSLR({2: 0.5, 3: 0.5}, 1.5, bias=lambda l: -np.arange(l, dtype=float))
+    for x in (m, mx, SpikedSLR(3, [0.5, 2.0, 4.5], prior=[0.6, 0.3, 0.1])):
+        y = pickle.loads(pickle.dumps(x))
+        assert y == x and hash(y) == hash(x) and y.key == x.key and repr(y) == repr(x)
+        assert np.array_equal(y.sample_projections(20, seed=1).chi_star, x.sample_projections(20, seed=1).chi_star)
+    assert m.key == ("spiked", ((3, 1.0),), 2.0, 0.1) and mx.kind == "max"
+    with pytest.raises(ValueError, match="read-only"): mx.bias[2][0] = 5.0     # the tables are frozen too
+    # an unknown model type is refused by name
+    for bad in (SLRModel(3, 1.0), "spiked", None):
+        with pytest.raises(TypeError, match="model must be a SpikedSLR or MaxSLR"): check_model(bad)
+    with pytest.raises(ValueError, match="noise"): SpikedSLR(3, 1.0, noise=1e300)     # Delta^2 overflows
+
+
+def test_models_carry_their_formulas():
+    "The model-specific pieces are methods: spiked-SLR's closed forms, max-SLR's limits."
+    sp, mx, am = SpikedSLR(3, 2.0), MaxSLR(3, 2.0), MaxSLR(3, np.inf)
+    assert sp.planted_location and not mx.planted_location
+    assert am.is_noiseless_limit and not mx.is_noiseless_limit and not sp.is_noiseless_limit
+    assert (sp.channel_method, mx.channel_method, am.channel_method) == ("closed channel", "monte carlo", "gauss-hermite")
+    assert mx.needs_inner_draws and not am.needs_inner_draws and not sp.needs_inner_draws
+    assert sp.bayes_logit_law() == (2.0, 2.0) and mx.bayes_logit_law() == (0.0, 4.0)
+    assert mx.linear_terms(1.0, 1.0) is None and sp.linear_start() == pytest.approx(math.sqrt(2) * 2 / 3)
+    # the closed-form linear terms agree with Monte Carlo (5 standard errors)
+    P = sp.sample_projections(200_000, seed=3)
+    s = 1 + 0.7 * P.chi_star
+    A, B = sp.linear_terms(0.7, 0.49)
+    a, b = s[np.arange(len(P.eps)), P.eps], np.sum(s * s, 1)
+    assert abs(a.mean() - A) < 5 * a.std() / math.sqrt(len(a)) and abs(b.mean() - B) < 5 * b.std() / math.sqrt(len(b))

@@ -376,3 +376,26 @@ def test_max_slr_laplace_route_range():
     t = risk_terms(MaxSLR(3, 4.0), "softmax", 4.0, 16.0)
     b = bayes_risk(MaxSLR(3, 4.0))
     assert t.method == "laplace" and abs(t.cA - b.excess) <= 3 * t.err_A + 1e-10 and t.err_A < 1e-7
+
+
+def test_one_question_one_name_for_positional_models():
+    "Issue 28: bayes_risk and optimal_population_risk answer for a model with a location prior."
+    from attnstat.slr.positional import bayes_risk_pos, optimal_softmax_bias, positional_risk_mc
+    m = SpikedSLR(4, 3.0, prior=[0.4, 0.3, 0.2, 0.1])
+    b, bp = bayes_risk(m), bayes_risk_pos(m)
+    assert b.risk == bp.risk and b.err == bp.err and abs(b.nishimori_gap) < 1e-10
+    mc, se = bayes_risk_mc(m, n=200_000, seed=5)
+    assert abs(mc - b.risk) < 5 * se          # five Monte Carlo standard errors (se ~ 1e-3)
+    o, op = optimal_population_risk(m, "softmax"), optimal_softmax_bias(m, bias=False)
+    assert (o.risk, o.m_k, o.q_k, o.m_v) == (op.risk, op.m_k, op.q_k, op.m_v) and o.risk > b.risk
+    assert o.A / o.B == pytest.approx(o.m_v, rel=1e-12) and 1 - o.A**2 / o.B == pytest.approx(o.excess, rel=1e-9)
+    M, Q = np.diag([o.m_k, o.m_v]), np.diag([o.q_k, o.q_v])
+    mc, se = positional_risk_mc(m, "softmax", M, Q, n=200_000, seed=6)
+    assert abs(mc - o.risk) < 5 * se
+
+
+def test_raw_exceptions_are_named():
+    "Issue 28: a huge noise is a named ValueError, not an OverflowError."
+    import attnstat.slr.population as pop
+    with pytest.raises(ValueError, match="noise"): pop.bayes_risk_L2(2.0, noise=1e300)
+    with pytest.raises(TypeError, match="model"): pop.bayes_risk("spiked")

@@ -243,10 +243,11 @@ def test_finite_dimension_p7():
         assert 0.004 < se < 0.01 and abs(mc - th) < 3 * se, (kind, kw, mc, se, th)
 
 
-def test_exchangeable_routines_refuse_or_fall_back_to_monte_carlo():
+def test_exchangeable_routines_dispatch_or_fall_back_to_monte_carlo():
     from attnstat.slr.population import population_risk
-    with pytest.raises(ValueError, match="bayes_risk_pos"):
-        bayes_risk(SP)
+    # one question, one name (issue 28): bayes_risk answers for a positional model through bayes_risk_pos
+    r, rp = bayes_risk(SP), bayes_risk_pos(SP)
+    assert (r.risk, r.excess, r.err, r.nishimori_gap) == (rp.risk, rp.excess, rp.err, rp.nishimori_gap)
     # risk_terms/population_risk: only the Monte Carlo route, which samples the positional model itself
     pr = population_risk(MX, "softmax", 2.0, 4.0, 1.0, 1.0, n_mc=200_000, seed=20)     # bias-free softmax at k = nu k*
     mc, se = positional_risk_mc(MX, "softmax", *DIAG(2.0, 4.0, 1.0, 1.0), n=200_000, seed=21)

@@ -73,6 +73,40 @@ def test_ridge_closed_form_matches_random_matrix_trace():
     V_emp = np.trace(np.linalg.inv(X.T @ X / 1000 + 0.2 * np.eye(1000))) / 1000
     assert abs(ridge_textbook(1.5, 0.2)["V"] - V_emp) < 0.01   # O(1/D) finite-size fluctuation of the trace
 
+def _ridge_decimal(alpha, lam, rho=1.0, sigma2=0.0, digits=80):
+    "The same closed form (the textbook root for V, then m, q, test error) in 80-digit decimal arithmetic."
+    from decimal import Decimal as Dm, localcontext
+    with localcontext() as ctx:
+        ctx.prec = digits
+        a, l, r, s = Dm(alpha), Dm(lam), Dm(rho), Dm(sigma2)
+        b = l + a - 1
+        V = (-b + (b * b + 4 * l).sqrt()) / (2 * l)
+        mh = a / (1 + V); m = r * V * mh
+        k = a * V**2 / (1 + V)**2
+        q = V**2 * (a * (r - 2 * m + s) / (1 + V)**2 + mh**2 * r) / (1 - k)
+        return {key: float(v) for key, v in dict(V=V, m=m, q=q, test_error=r - 2 * m + q + s).items()}
+
+@pytest.mark.parametrize("alpha,lam,rho,sigma2", [(1e8, 0.1, 1.0, 0.0), (1e4, 1e-9, 1.0, 0.0), (1e9, 1e-9, 1.0, 0.0),
+                                                  (100.0, 1e-9, 1.0, 0.0), (1.0, 1e-12, 1.0, 0.25), (1e-6, 1e-8, 1 / 3, 2 / 3),
+                                                  (1.5, 0.3, 1.0, 0.0), (2.0, 0.5 / 3, 1 / 3, 2 / 3), (0.5, 1e-12, 1.0, 0.1)])
+def test_ridge_textbook_matches_high_precision(alpha, lam, rho, sigma2):
+    """Issue 29: the textbook root of V cancels for b = lam + alpha - 1 >> sqrt(lam) (alpha = 1e8, lam = 0.1 gave V = 0,
+    the null predictor's test error 1; alpha = 100, lam = 1e-9 gave m = 1.00028 > rho). The stable form must agree
+    with the same closed form evaluated in 80-digit arithmetic to a few ulps (1e-12 relative), and m <= rho."""
+    got, ref = ridge_textbook(alpha, lam, rho, sigma2), _ridge_decimal(alpha, lam, rho, sigma2)
+    for key in ("V", "m", "test_error"):
+        assert got[key] == pytest.approx(ref[key], rel=1e-12, abs=1e-300), key
+    assert got["q"] == pytest.approx(ref["q"], rel=1e-9, abs=1e-15)   # q = e - rho + 2m - sigma2: rounding of rho
+    assert 0 <= got["m"] <= rho * (1 + 1e-15) and got["test_error"] >= sigma2
+    # the known limits: alpha -> inf, the noiseless error lam^2 V^2 rho -> lam^2/alpha^2; alpha = 1e8, lam = 0.1: 1e-18
+    if (alpha, lam) == (1e8, 0.1): assert got["test_error"] == pytest.approx(1e-18, rel=1e-7)
+
+def test_ridge_textbook_entry_checks():
+    with pytest.raises(ValueError, match="rho"): ridge_textbook(2.0, 0.1, rho=float("nan"))
+    with pytest.raises(ValueError, match="sigma2"): ridge_textbook(2.0, 0.1, sigma2=-1.0)
+    with pytest.raises(TypeError, match="rho"): ridge_textbook(2.0, 0.1, rho="1")
+    assert all(math.isfinite(v) for v in ridge_textbook(1.0, 1e-300, rho=1e100, sigma2=1e100).values())
+
 @pytest.mark.parametrize("alpha,lam", [(2.0, 0.5), (0.7, 0.3)])
 def test_linear_channel_limit_is_textbook_ridge(alpha, lam):
     """Linear attention with a huge lam_k: k = 0, f = sum_l z_l, i.e. ridge on u = sum x_l / sqrt(L) with teacher norm 1/L,
@@ -211,3 +245,21 @@ def test_newton_direction_survives_non_finite_hessians():
     lam, U = np.linalg.eigh(H[ok]); c = np.einsum("nji,nj->ni", U, g[ok])
     ref = np.einsum("nij,nj->ni", U, -c / np.maximum(np.abs(lam), 1e-8))
     assert np.all(np.isfinite(p[ok])) and np.allclose(p[ok][bad[ok]], ref[bad[ok]])
+
+def test_one_token_softmax_is_ridge():
+    """Issue 29: L = 1 with softmax raised ConvergenceError (sigma = 1: the key decouples, q_k -> 0 and Anderson
+    stepped to q_k < 0). The answer is ridge in closed form (teacher norm 1, noise Delta^2); independently, the
+    closed form must be a fixed point of the general six-parameter map (channel_update + prior_update) up to the
+    integration error of one Sobol net of 2^14 points (measured spread of F(x) - x over nets: 4e-4 on V_v)."""
+    from attnstat.slr.replica import channel_samples, channel_update, prior_update
+    for noise in (0.0, 0.5):
+        m = SpikedSLR(1, 2.0, noise=noise)
+        r = replica_erm(m, softmax, 2.0, 0.1)
+        tb = ridge_textbook(2.0, 0.1, 1.0, noise**2)
+        assert r.converged and r.test_error == pytest.approx(tb["test_error"], rel=1e-12)
+        assert (r.m_v, r.q_v, r.V_v) == pytest.approx((tb["m"], tb["q"], tb["V"]), rel=1e-12)
+        assert r.m_k == 0 and r.q_k == 0 and r.V_k == pytest.approx(10.0)
+        S = channel_samples(m, 16384, 3, n_rand=1)[0]
+        hats, _ = channel_update(softmax, r.x, S, 2.0)
+        assert np.max(np.abs(prior_update(hats, 0.1, 0.1) - r.x)) < 3e-3      # ~7 s.e. of one net
+        assert hats[3:] == pytest.approx((r.mhat_v, r.qhat_v, r.Vhat_v), rel=5e-3)

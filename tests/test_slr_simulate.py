@@ -5,7 +5,8 @@ import pytest
 from joblib import Parallel, delayed
 from attnstat.slr import SpikedSLR, MaxSLR
 from attnstat.slr.replica import replica_erm
-from attnstat.slr.simulate import erm_objective, erm_objective_batch, lbfgs_batch, simulate_erm, summarise, cached_table, load_table, _test_errors
+from attnstat.slr.simulate import (ErmOptions, erm_objective, erm_objective_batch, lbfgs_batch, simulate_erm, summarise,
+                                   cached_table, load_table, _test_errors)
 from attnstat.slr.activations import get_activation, attention_predict
 
 @pytest.mark.parametrize("act", ["softmax", "linear", "erf", "softplus"])
@@ -58,8 +59,8 @@ def test_threads_and_chunks_are_deterministic():
     assert np.abs(f3 - f1).max() < 1e-12 * np.abs(f1).max() and np.abs(G3 - G1).max() < 1e-12 * np.abs(G1).max()
     with pytest.raises(ValueError, match="threads"): erm_objective_batch(W, d.X, d.y, "softmax", 0.1, 0.3, d.mask, threads=0)
     # the whole run: two threads reproduce one thread exactly (same chunks, same sums, same L-BFGS path)
-    a = simulate_erm(m, "softmax", 2.0, 0.1, 60, seed=1, batch=25, threads=1, n_test=1000)
-    b = simulate_erm(m, "softmax", 2.0, 0.1, 60, seed=1, batch=25, threads=2, n_test=1000)
+    a = simulate_erm(m, "softmax", 2.0, 0.1, 60, seed=1, n_test=1000, options=ErmOptions(batch=25, threads=1))
+    b = simulate_erm(m, "softmax", 2.0, 0.1, 60, seed=1, n_test=1000, options=ErmOptions(batch=25, threads=2))
     assert a.n_iter == b.n_iter and a.overlaps == b.overlaps and a.test_error == b.test_error
 
 @pytest.mark.parametrize("model, act", [(SpikedSLR(3, 1.0), "softmax"), (MaxSLR({2: 0.4, 3: 0.6}, 2.0), "erf"),
@@ -102,7 +103,7 @@ def test_lbfgs_batch_matches_scipy():
 
 def test_restarts_return_every_minimum():
     m = SpikedSLR(3, 1.0)
-    r = simulate_erm(m, "softmax", 1.5, 0.1, 120, restarts=4, informed=True, seed=2, n_test=2000)
+    r = simulate_erm(m, "softmax", 1.5, 0.1, 120, seed=2, n_test=2000, options=ErmOptions(restarts=4, informed=True))
     assert r.restarts == 4 and 1 <= r.n_minima <= 4 and sum(x["count"] for x in r.minima) == 4
     objs = [x["objective"] for x in r.minima]
     assert objs == sorted(objs) and abs(r.energy - objs[0] * 1.5) < 1e-12 and r.test_error == r.minima[0]["test_error"]
@@ -111,19 +112,38 @@ def test_restarts_return_every_minimum():
     row = r.as_dict()
     assert "informed_test_error" in row and row["n_minima"] == r.n_minima
     # one batched start equals the same start run alone (same data, same random start, up to the optimiser's tolerance)
-    one = simulate_erm(m, "softmax", 1.5, 0.1, 120, x0=None, restarts=1, seed=2, n_test=2000)
+    one = simulate_erm(m, "softmax", 1.5, 0.1, 120, seed=2, n_test=2000, options={"restarts": 1})
     assert one.n_minima == 1
 
 def test_bad_input_hardening():
     m = SpikedSLR(2, 1.0)
-    for kw, err, name in ((dict(c=float("nan")), ValueError, "c"), (dict(gtol=0.0), ValueError, "gtol"),
-                          (dict(threads=0), ValueError, "threads"), (dict(x0=np.zeros(7)), ValueError, "x0"),
-                          (dict(x0=np.full(40, np.nan)), ValueError, "x0"), (dict(c="a"), TypeError, "c"),
-                          (dict(restarts=0), ValueError, "restarts"), (dict(informed="yes"), TypeError, "informed")):
+    for kw, err, name in ((dict(c=float("nan")), ValueError, "c"), (dict(options=dict(gtol=0.0)), ValueError, "gtol"),
+                          (dict(options=dict(threads=0)), ValueError, "threads"), (dict(init=np.zeros(7)), ValueError, "init"),
+                          (dict(init=np.full(40, np.nan)), ValueError, "init"), (dict(c="a"), TypeError, "c"),
+                          (dict(options=dict(restarts=0)), ValueError, "restarts"),
+                          (dict(options=dict(informed="yes")), TypeError, "informed")):
         with pytest.raises(err, match=name):
             simulate_erm(m, "softmax", 1.0, 0.1, 20, **kw)
     with pytest.raises(TypeError, match="model"): simulate_erm("spiked", "softmax", 1.0, 0.1, 20)
     with pytest.raises(ValueError, match="N \\* L \\* D"): simulate_erm(m, "softmax", 1.0, 0.1, 10**7)
+
+def test_options_and_legacy_keywords():
+    """The optimiser knobs are ErmOptions fields (a dataclass or a dict); the former keywords still work, with a
+    DeprecationWarning that names the caller's line, and give the same numbers."""
+    m = SpikedSLR(2, 1.0)
+    a = simulate_erm(m, "softmax", 2.0, 0.1, 30, seed=3, n_test=500, options=ErmOptions(restarts=2, gtol=1e-6))
+    b = simulate_erm(m, "softmax", 2.0, 0.1, 30, seed=3, n_test=500, options={"restarts": 2, "gtol": 1e-6})
+    with pytest.warns(DeprecationWarning, match="restarts, gtol|gtol, restarts") as rec:
+        c = simulate_erm(m, "softmax", 2.0, 0.1, 30, seed=3, n_test=500, restarts=2, gtol=1e-6)
+    assert rec[0].filename == __file__
+    assert a.test_error == b.test_error == c.test_error and a.overlaps == c.overlaps and a.init == "best of 2 random"
+    w0 = np.full(60, 0.1)
+    with pytest.warns(DeprecationWarning, match="x0"):
+        d = simulate_erm(m, "softmax", 2.0, 0.1, 30, seed=3, n_test=500, x0=w0)
+    e = simulate_erm(m, "softmax", 2.0, 0.1, 30, seed=3, n_test=500, init=w0)
+    assert d.test_error == e.test_error and e.init == "given"
+    with pytest.raises(TypeError, match="unexpected keyword"): simulate_erm(m, "softmax", 2.0, 0.1, 30, gtoll=1e-6)
+    with pytest.raises(TypeError, match="options has no field"): simulate_erm(m, "softmax", 2.0, 0.1, 30, options={"tol": 1})
 
 def test_cache_roundtrip(tmp_path):
     calls = []

@@ -1,4 +1,4 @@
-"""attnstat.sweep: local processes, a Dask LocalCluster on loopback, the CSV cache and resumption."""
+"""attnstat.sweep: local processes, a Dask LocalCluster on loopback, the store-backed cache, its CSV export and resumption."""
 import csv, sys, time
 from pathlib import Path
 import numpy as np
@@ -190,4 +190,78 @@ def test_two_processes_one_cache(tmp_path):
     counts = sorted(tuple(map(int, (tmp_path / f"out{i}").read_text().split())) for i in range(2))
     assert counts == [(0, len(POINTS)), (len(POINTS), 0)], counts
     assert len(read_sweep(cache)[1]) == len(POINTS)
-    assert sorted(f.name for f in tmp_path.iterdir()) == ["c.csv", "out0", "out1"] # no lock or temporary files
+    # no lock, temporary or WAL files: the store file and the CSV export only
+    assert sorted(f.name for f in tmp_path.iterdir()) == ["attnstat.sqlite", "c.csv", "out0", "out1"]
+
+
+# --- the store behind the cache (issue 29) ------------------------------------------------------------
+from attnstat.store import Store, STORE_NAME
+import os, signal, subprocess
+
+def test_result_named_like_a_parameter_refused(tmp_path):
+    "f(x) = {x: x + 1, y: 10 x} used to resume onto the wrong points; now refused, with or without a cache."
+    f = lambda x: {"x": x + 1, "y": 10 * x}
+    for cache in (None, tmp_path / "c.csv"):
+        with pytest.raises(ValueError, match=r"result key\(s\) \['x'\].*rename it"):
+            run_sweep(f, [{"x": 1}, {"x": 2}], cache=cache, progress=False)
+    echo = run_sweep(lambda x: {"x": float(x), "y": 10 * x}, [{"x": 1}, {"x": 2}], cache=tmp_path / "e.csv", progress=False)
+    assert [r["y"] for r in echo] == [10, 20]
+
+def test_rows_live_in_the_store(tmp_path):
+    "cache=DIR/NAME.csv: table NAME of DIR/attnstat.sqlite, one entry per point keyed by the full parameters."
+    rows = run_sweep(noisy, POINTS, cache=tmp_path / "c.csv", params={"x": 1}, seed=2, progress=False)
+    with Store(tmp_path / STORE_NAME) as st:
+        ents = st.entries("c")
+        assert len(ents) == len(POINTS) and all(e["seed"] == 2 and e["version"] == __version__ for e in ents)
+        assert sorted((e["params"]["a"], e["params"]["b"]) for e in ents) == sorted((p["a"], p["b"]) for p in POINTS)
+        assert all(e["params"]["_sweep"] == {"x": 1} for e in ents)
+        for p, r in zip(POINTS, rows):   # another seed or other sweep parameters: never these rows
+            q = {**p, "seed": point_seed(2, p), "_sweep": {"x": 1}}
+            assert st.get_rows("c", q, seed=2) == [r]
+            assert st.get_rows("c", q, seed=3) is None and st.get_rows("c", {**q, "_sweep": {"x": 2}}, seed=2) is None
+
+def test_csv_deleted_starts_afresh_and_legacy_csv_imported(tmp_path):
+    cache = tmp_path / "c.csv"
+    full = run_sweep(noisy, POINTS, cache=cache, seed=5, progress=False)
+    legacy = cache.read_text()
+    cache.unlink()                       # deleting the export starts the sweep afresh
+    again = run_sweep(noisy, POINTS, cache=cache, seed=5, progress=False)
+    assert again == full and (again.cached, again.computed) == (0, len(POINTS))
+    (tmp_path / STORE_NAME).unlink()     # a cache from before the store: its rows are imported, then resumed
+    cache.write_text(legacy)
+    resumed = run_sweep(noisy, POINTS, cache=cache, seed=5, progress=False)
+    assert resumed == full and resumed.cached == len(POINTS)
+    assert Store(tmp_path / STORE_NAME).tables() == {"c": len(POINTS)}
+
+def test_damaged_store_one_error(tmp_path):
+    run_sweep(noisy, POINTS[:2], cache=tmp_path / "c.csv", seed=1, progress=False)
+    (tmp_path / STORE_NAME).write_bytes(b"\x00garbage" * 100)
+    with pytest.raises(CacheError, match="start afresh") as e:
+        run_sweep(noisy, POINTS[:2], cache=tmp_path / "c.csv", seed=1, progress=False)
+    assert "attnstat.sqlite" in str(e.value) and "\n" not in str(e.value)
+
+_KILL = """
+import sys, time
+from attnstat.sweep import run_sweep
+def slow(a, b, seed=None):
+    time.sleep(0.02)
+    import numpy as np
+    return {"sum": a * b, "draw": float(np.random.default_rng(seed).normal()), "n": 3}
+run_sweep(slow, [{"a": a, "b": b} for a in range(60) for b in (0.25, 2.0)], cache=sys.argv[1], seed=9, progress=False)
+"""
+
+def test_sigkill_mid_sweep_then_resume(tmp_path):
+    "kill -9 at random instants of a sweep; each rerun keeps every committed row and the end equals an uninterrupted run."
+    import random
+    rnd = random.Random(0)
+    pts = [{"a": a, "b": b} for a in range(60) for b in (0.25, 2.0)]
+    cache, kills = tmp_path / "k.csv", 0
+    for _ in range(4):
+        p = subprocess.Popen([sys.executable, "-c", _KILL, str(cache)], cwd=ROOT)
+        t0 = time.time()
+        while time.time() - t0 < 60 and not cache.exists(): time.sleep(0.02)
+        time.sleep(rnd.uniform(0.0, 0.5)); p.send_signal(signal.SIGKILL); p.wait(); kills += 1
+    with Store(tmp_path / STORE_NAME) as st: n = len(st.entries("k"))
+    assert 0 < n < len(pts)
+    rows = run_sweep(noisy, pts, cache=cache, seed=9, progress=False)   # noisy computes the same rows as slow
+    assert rows == run_sweep(noisy, pts, seed=9, progress=False) and rows.cached == n and kills == 4

@@ -352,3 +352,25 @@ def test_minilm_analysis():
     if cache.exists():
         c = np.load(cache); i = list(c["ranks"]).index(1)
         np.testing.assert_allclose(c["layer_residual"][4, i], f.rel_residual, rtol=1e-8)
+
+def test_i29_scale_free_statistics():
+    "Issue 29: finite weights of any size (1e200, 1e-200) give the statistics of the unit-scale matrix (no overflow of norms)."
+    import numpy as np
+    from attnstat.weights import identity_cosine, effective_fplr, fplr_residuals, fit_identity_low_rank
+    rng = np.random.default_rng(29)
+    W = rng.standard_normal((8, 8)) - 0.7 * np.eye(8)
+    p = W.shape[0]
+    ref = float(np.trace(W) / np.sqrt(p * np.sum(W * W)))   # at scale 1 the plain formula is exact to rounding
+    assert ref < -0.1
+    e1 = effective_fplr(W)
+    for s in (1e200, 1e-200, 2.0**900):
+        assert abs(identity_cosine(W * s) - ref) < 1e-14, s
+        e = effective_fplr(W * s)
+        assert abs(e.alpha - e1.alpha) < 1e-12 and abs(e.scale / (s * e1.scale) - 1) < 1e-12 and abs(e.lost - e1.lost) < 1e-12
+        np.testing.assert_allclose(fplr_residuals(W * s, ranks=(0, 2))["residual"], fplr_residuals(W, ranks=(0, 2))["residual"],
+                                   rtol=1e-12)
+        f, f1 = fit_identity_low_rank(W * s, 1), fit_identity_low_rank(W, 1)
+        assert abs(f.alpha / s - f1.alpha) < 1e-12 * abs(f1.alpha) and abs(f.rel_residual - f1.rel_residual) < 1e-12
+    with pytest.raises(ValueError, match="scale"): effective_fplr(W, scale=1e300)
+    with pytest.raises(ValueError, match="zero matrix"): identity_cosine(np.zeros((3, 3)))
+    with pytest.raises(ValueError, match="ranks"): fplr_residuals(W, ranks=[1, 2.5])

@@ -13,7 +13,8 @@ the signature, the one-line docstring, every parameter with its annotation, defa
 comment, the return annotation with its comment, and a link to the chapter (notebook) that defines
 and derives it, read from the `# %% ../nbs/NAME.ipynb #id` markers that nbdev writes before each
 exported cell. The docments are read by `attnstat.docs` (the same parser that writes the
-`Parameters` sections that `help()` shows), so the page and `help()` agree.
+`Parameters` sections into the exported docstrings at export time, which `help()` shows), so the page
+and `help()` agree.
 
 `--check` prints the public names whose parameters lack a comment and exits 1 if there is any.
 `tools/build_book.py` calls `write_pages(stage)` when it assembles the book.
@@ -54,7 +55,7 @@ def public_names(mod) -> list[str]:
     out = []
     for name in getattr(mod, "__all__", ()) or ():
         obj = getattr(mod, name, None)
-        base = inspect.unwrap(obj) if inspect.isfunction(obj) else obj   # the public-call layer's wrapper: the function it wraps
+        base = inspect.unwrap(obj) if inspect.isfunction(obj) else obj   # a decorator's wrapper: the function it wraps
         origin = getattr(base, "__module__", None) if (inspect.isclass(obj) or inspect.isfunction(obj)) else None
         if inspect.ismodule(obj) or (origin is not None and origin != mod.__name__): continue
         out.append(name)
@@ -101,9 +102,11 @@ def _esc(text: str) -> str:
                    for p in parts)
 
 def summary(obj) -> str:
-    "The first line of an object's own docstring (before the Parameters section that attnstat.docs appends)."
+    "The first line of an object's own docstring (before the Parameters section written at export)."
     doc = inspect.getdoc(obj) or ""
-    return doc.split("\n\nParameters\n")[0].split("\n\nReturns\n")[0].strip().splitlines()[0] if doc.strip() else ""
+    if doc.startswith(("Parameters\n", "Returns\n")): return ""   # only the sections: no summary
+    # the first paragraph (the export wraps a summary that the opening quotes push past 100 columns)
+    return " ".join(doc.split("\n\n")[0].split()) if doc.strip() else ""
 
 def param_table(obj) -> tuple[list[dict], dict | None]:
     """The parameters of a callable that a reader passes (no `self`), each {name, kind, annotation, default, doc},

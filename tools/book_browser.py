@@ -224,6 +224,7 @@ def check_page(browser, path: Path, theory=THEORY, max_share=MAX_CODE_SHARE, bas
         if lazy_fail: fails.append(lazy_fail)
         info = page.evaluate(PAGE_JS)
         widget_fails = check_widgets(page, path.name) if info["precomputed"] else []
+        fails += check_anchors(page, (base + path.name) if base else path.resolve().as_uri())
     except Exception as e:
         page.close()
         return {"page": path.name, "failures": [f"could not be checked: {str(e)[:300]}"], "load_s": time.time() - t0, "code_share": None}
@@ -264,6 +265,34 @@ def check_page(browser, path: Path, theory=THEORY, max_share=MAX_CODE_SHARE, bas
     fails += widget_fails
     return {"page": path.name, "failures": fails, "load_s": load_s, "code_share": share, "formulas": info["prerendered"],
             "mathjax": bool(info["mathjax"]), "bytes": path.stat().st_size}
+
+ANCHOR_TOP_PX = 150   # a followed anchor must put its heading within this many pixels of the top (the header's height)
+SECTIONS_JS = """() => Array.from(document.querySelectorAll('.bd-article section[id]')).map(s => s.id)"""
+TOP_JS = """async (id) => {
+  await new Promise(r => setTimeout(r, 400));
+  const el = document.getElementById(id), d = document.scrollingElement;
+  if (!el) return null;
+  // a heading near the end of the page cannot reach the top: the page is then scrolled to its end
+  return {top: el.getBoundingClientRect().top, end: d.scrollTop + window.innerHeight >= d.scrollHeight - 2};
+}"""
+
+def check_anchors(page, url: str, top_px: float = ANCHOR_TOP_PX) -> list[str]:
+    """Follow the middle section anchor of the page in place (a hash change) and open the page afresh at its last
+    section anchor: each heading must land within `top_px` of the top of the window."""
+    ids = page.evaluate(SECTIONS_JS)
+    if len(ids) < 2: return []
+    fails = []
+    mid, last = ids[len(ids) // 2], ids[-1]
+    page.evaluate("(id) => { location.hash = id; }", mid)
+    r = page.evaluate(TOP_JS, mid)
+    if r is None or not (-2 <= r["top"] <= top_px or (r["top"] > 0 and r["end"])):
+        fails.append(f"the link to #{mid} lands {r and round(r['top'])} px from the top")
+    page.goto(url.split("#")[0] + "#" + last, wait_until="load", timeout=60000)
+    page.evaluate("document.fonts.ready.then(() => 1)")
+    r = page.evaluate(TOP_JS, last)
+    if r is None or not (-2 <= r["top"] <= top_px or (r["top"] > 0 and r["end"])):
+        fails.append(f"opening the page at #{last} lands {r and round(r['top'])} px from the top")
+    return fails
 
 SEARCH_JS = """async () => {
   for (let i = 0; i < 200; i++) {

@@ -80,7 +80,28 @@ def convert(src: Path, dst: Path):
         cell["outputs"], cell["execution_count"] = [], None
         if tags: cell.setdefault("metadata", {})["tags"] = sorted(set(tags))
         if meta: cell.setdefault("metadata", {})["mystnb"] = meta
-    dst.write_text(json.dumps(nb, indent=1))
+    write_if_changed(dst, json.dumps(nb, indent=1))
+
+def write_if_changed(dst: Path, data) -> bool:
+    """Write `data` (str or bytes) to `dst` only when its content differs; returns whether it wrote.
+
+    An unchanged staged file keeps its modification time, so Sphinx and the jupyter-cache see it as unchanged:
+    an edit to one notebook re-reads that page (and re-writes the pages that link to it), not the whole book."""
+    data = data.encode() if isinstance(data, str) else data
+    if dst.exists() and dst.read_bytes() == data: return False
+    tmp = dst.with_name(dst.name + ".tmp"); tmp.write_bytes(data); os.replace(tmp, dst)
+    return True
+
+def sync_file(src: Path, dst: Path) -> bool:
+    "Copy `src` to `dst` when the content differs (`write_if_changed`); returns whether it wrote."
+    return write_if_changed(dst, src.read_bytes())
+
+def sync_tree(src: Path, dst: Path) -> None:
+    "Mirror the files of folder `src` into `dst`, writing only those whose content differs."
+    for f in src.rglob("*"):
+        if f.is_file():
+            (dst / f.relative_to(src)).parent.mkdir(parents=True, exist_ok=True)
+            sync_file(f, dst / f.relative_to(src))
 
 def toc_files(toc: Path):
     return set(re.findall(r"file:\s*(\S+)", toc.read_text()) + re.findall(r"root:\s*(\S+)", toc.read_text()))
@@ -94,8 +115,8 @@ def copy_assets(static: Path, extra: Path, book: Path = BOOK):
         sys.exit("book/node_modules is missing: run `npm ci --prefix book` first (make book does)")
     for f in embed.iterdir():
         if f.suffix in (".map", ".txt") or "amd" in f.name: continue
-        shutil.copy2(f, static / f.name)
-    shutil.copytree(mj, extra / "mathjax", dirs_exist_ok=True)
+        sync_file(f, static / f.name)
+    sync_tree(mj, extra / "mathjax")
 
 LOADS = re.compile(r"<(script|link|img|iframe|source|video|audio|embed|object|track)\b[^>]*?"
                    r"\b(src|href|data|srcset|poster)\s*=\s*[\"']\s*((?:https?:)?//[^\"']+)", re.I)
@@ -249,7 +270,7 @@ def prerender_math(html_dir: Path, book: Path = BOOK) -> dict:
                           r'<script defer src="\1"></script>', text)
         if MATH_CSS not in text:
             text = text.replace("</head>", f'<link rel="stylesheet" type="text/css" href="_static/{MATH_CSS}" />\n</head>', 1)
-        p.write_text(text)
+        if text != texts[p]: p.write_text(text)   # a page Sphinx did not rewrite keeps its file (incremental rebuilds)
         summary[p.name] = (n, keep)
     return summary
 
@@ -310,32 +331,24 @@ def stage_book(stage: Path, nbs: Path, book: Path = BOOK, partial: bool = False,
 
     `diagnose`: a failing notebook does not stop the build (every notebook runs and every failure is
     listed); the build still fails at the end (-W)."""
-    if stage.exists():
-        for p in stage.iterdir():
-            if p.name not in ("_build", "_extra"): (shutil.rmtree if p.is_dir() else Path.unlink)(p)
+    import tempfile
     stage.mkdir(exist_ok=True)
-    for name in ("_config.yml", "_toc.yml", "references.bib", "search_scorer.js"):
-        if (book / name).exists(): shutil.copy2(book / name, stage / name)
-    if toc is not None: shutil.copy2(toc, stage / "_toc.yml")   # a partial book (--toc=FILE)
-    write_project_config(stage / "_config.yml", project_info())
-    if (stage / "search_scorer.js").exists():   # Sphinx opens html_search_scorer relative to the working directory
-        import yaml
-        cfg = yaml.safe_load((stage / "_config.yml").read_text())
-        cfg["sphinx"]["config"]["html_search_scorer"] = str((stage / "search_scorer.js").resolve())
-        (stage / "_config.yml").write_text(yaml.safe_dump(cfg, sort_keys=False, allow_unicode=True))
-    if diagnose:
-        import yaml
-        cfg = yaml.safe_load((stage / "_config.yml").read_text())
-        cfg["sphinx"]["config"]["nb_execution_raise_on_error"] = False
-        (stage / "_config.yml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+    staged = set()   # the top-level names this build stages; anything else left from an earlier build is removed
+    def put(name, data):
+        staged.add(name); write_if_changed(stage / name, data)
+    for name in ("_toc.yml", "references.bib", "search_scorer.js"):
+        if (book / name).exists(): put(name, (book / name).read_bytes())
+    if toc is not None: put("_toc.yml", toc.read_bytes())   # a partial book (--toc=FILE)
+    put("_config.yml", config_text(book / "_config.yml", stage, "search_scorer.js" in staged, diagnose))
     static, extra = stage / "_static", stage / "_extra"
-    if (book / "_static").exists(): shutil.copytree(book / "_static", static, dirs_exist_ok=True)
+    staged |= {"_static", "_extra", "_ext", "_build"}
+    if (book / "_static").exists(): sync_tree(book / "_static", static)
     static.mkdir(exist_ok=True); extra.mkdir(exist_ok=True)
     for stale in ("mathjax",):   # older builds copied MathJax into book/_static: never ship it from there
         if (static / stale).exists(): shutil.rmtree(static / stale)
     copy_assets(static, extra, book)
     (stage / "_ext").mkdir(exist_ok=True)
-    shutil.copy2(Path(__file__).with_name("book_ext.py"), stage / "_ext" / "attnstat_book.py")
+    sync_file(Path(__file__).with_name("book_ext.py"), stage / "_ext" / "attnstat_book.py")
     notebooks = sorted(p for p in nbs.glob("*.ipynb") if not p.name.startswith("_"))
     pages = sorted(p for p in nbs.glob("*.md") if not p.name.startswith("_"))
     listed = toc_files(stage / "_toc.yml")
@@ -343,13 +356,36 @@ def stage_book(stage: Path, nbs: Path, book: Path = BOOK, partial: bool = False,
     if missing and not partial:
         sys.exit(f"pages missing from book/_toc.yml: {missing} (--partial builds the listed ones only)")
     for p in notebooks:
-        if p.stem in listed: convert(p, stage / p.name)
+        if p.stem in listed: convert(p, stage / p.name); staged.add(p.name)
     for p in pages:
-        if p.stem in listed: shutil.copy2(p, stage / p.name)
+        if p.stem in listed: put(p.name, p.read_bytes())
     import api_reference   # tools/api_reference.py: the API reference pages (api_*.md), generated from the code
-    for p in api_reference.write_pages(stage):
-        if p.stem not in listed and not partial: sys.exit(f"API reference page {p.stem} missing from book/_toc.yml")
+    with tempfile.TemporaryDirectory() as tmp:
+        for p in api_reference.write_pages(Path(tmp)):
+            if p.stem not in listed and not partial: sys.exit(f"API reference page {p.stem} missing from book/_toc.yml")
+            put(p.name, p.read_bytes())
+    for p in stage.iterdir():   # pages and files of an earlier build that this one does not stage
+        if p.name not in staged: (shutil.rmtree if p.is_dir() else Path.unlink)(p)
     return stage
+
+def config_text(src: Path, stage: Path, scorer: bool, diagnose: bool) -> str:
+    "The staged `_config.yml`: the project's URLs and footer, the search scorer's absolute path, `diagnose` settings."
+    import yaml
+    with tempfile_path(src) as tmp:
+        cfg = write_project_config(tmp, project_info())
+    if scorer:   # Sphinx opens html_search_scorer relative to the working directory
+        cfg["sphinx"]["config"]["html_search_scorer"] = str((stage / "search_scorer.js").resolve())
+    if diagnose: cfg["sphinx"]["config"]["nb_execution_raise_on_error"] = False
+    return yaml.safe_dump(cfg, sort_keys=False, allow_unicode=True)
+
+def tempfile_path(src: Path):
+    "A context manager: a temporary copy of `src` (deleted afterwards)."
+    import contextlib, tempfile
+    @contextlib.contextmanager
+    def cm():
+        with tempfile.TemporaryDirectory() as d:
+            tmp = Path(d) / src.name; shutil.copy2(src, tmp); yield tmp
+    return cm()
 
 def _execute_one(path: str):
     "Execute one staged notebook in its folder, as MyST-NB would; returns (executed notebook JSON, seconds, error)."

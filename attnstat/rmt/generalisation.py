@@ -4,37 +4,43 @@
 
 # %% ../../nbs/03e_rmt_generalisation.ipynb #4b308d58
 from __future__ import annotations
+
 import math
 from dataclasses import dataclass, field
+
 import numpy as np
-from ..core import check_int, check_choice, check_memory, check_seconds, spawn, ConvergenceError, check_real
+
+from ..core import ConvergenceError, check_int, check_memory, check_real, check_seconds, spawn
 from ..gaussian import mean_stderr
 from .hermite import activation
-from .models import signal_plus_noise, attention_kernel, gaussian_equivalent_kernel, _vec
-from .theory import (_problem, _noise_solution, _dx_implicit, _H, GAMMA_RANGE, _gamma_grid,
-                                 _ridge_closed_form, attention_theory)
+from .models import (_choice, _sim_params, _vec, attention_kernel, gaussian_equivalent_kernel,
+                                 signal_plus_noise)
+from .theory import (_H, GAMMA_RANGE, _dx_implicit, _gamma_grid, _noise_solution, _problem,
+                                 attention_theory, theory_options)
 
 # %% auto #0
-__all__ = ['TEST_POINTS', 'TEST_GAMMAS', 'NONSYM_POINTS', 'NONSYM_GAMMAS', 'GeneralisationTheory', 'ridge_test_error',
-           'attention_test_theory', 'attention_test_error', 'EmpiricalTestErrors', 'simulate_test_errors',
-           'run_test_error_points', 'simulate_test_errors_cv', 'run_nonsymmetric_check', 'load_nonsymmetric_check']
+__all__ = ['TEST_POINTS', 'TEST_GAMMAS', 'NONSYM_POINTS', 'NONSYM_GAMMAS', 'GeneralisationTheory',
+           'ridge_test_error', 'attention_test_theory', 'attention_test_error',
+           'EmpiricalTestErrors', 'simulate_test_errors', 'run_test_error_points',
+           'simulate_test_errors_cv', 'run_nonsymmetric_check', 'load_nonsymmetric_check']
 
 # %% ../../nbs/03e_rmt_generalisation.ipynb #2b71ec04
 def _spectral_nodes(P):
-    "Nodes of the spectral algebra (quadrature nodes, atoms of S, atoms of nu) and the weights of the rules I and I - J."
+    "Nodes of the spectral algebra (quadrature nodes, atoms of S and nu), weights of I, I - J."
     I, J = P.rule, P.nu
     x = np.concatenate([I.nodes, I.atoms, J.atoms])
     wI = np.concatenate([I.weights, I.masses, np.zeros(J.atoms.size)])
     return x, wI, wI - np.concatenate([J.weights, np.zeros(I.atoms.size), J.masses])
 
 class _Spectral:
-    "Vectors sum_i F_i(S) b_i over the basis b = (v~, mu, w_K, w_Q), stored as F_i on the nodes; inner products by the bilinear rule."
+    "Vectors sum_i F_i(S) b_i over the basis (v~, mu, w_K, w_Q), as F_i on the nodes."
     def __init__(self, P):
         G, c = P.G, P.c
         self.x, self.wI, self.wIJ = _spectral_nodes(P)
         s2, mu2, mk, mq = G["mu2"] + c, G["mu2"], G["mk"], G["mq"]
         self.s2 = s2
-        self.G = np.array([[s2, mu2, mk, mq], [mu2, mu2, mk, mq], [mk, mk, G["kk"], G["kq"]], [mq, mq, G["kq"], G["qq"]]])
+        self.G = np.array([[s2, mu2, mk, mq], [mu2, mu2, mk, mq], [mk, mk, G["kk"], G["kq"]],
+                           [mq, mq, G["kq"], G["qq"]]])
         self.g0 = self.G[:, 0]
     def basis(self, i):
         "The basis vector b_i (F_i = 1)."
@@ -42,28 +48,31 @@ class _Spectral:
         return V
     def inner(self, U, V):
         "u^T v by the bilinear rule."
-        return (self.G * ((U * self.wI) @ V.T)).sum() - self.g0 @ ((U * self.wIJ) @ V.T) @ self.g0 / self.s2
+        bulk = (self.G * ((U * self.wI) @ V.T)).sum()
+        return bulk - self.g0 @ ((U * self.wIJ) @ V.T) @ self.g0 / self.s2
 
 # %% ../../nbs/03e_rmt_generalisation.ipynb #a8d35056
 def _forms(x, gamma, P, t=0.0, C=None):
-    "ybar(gamma, t) and beta^T S v for v in (mu, w_K, w_Q), at self-energies x = (delta, eta, theta); complex-safe."
+    "ybar(gamma, t) and beta^T S v for v = mu, w_K, w_Q at the self-energies x (complex-safe)."
     delta, eta, theta = x[0], x[1], x[2]
     sp = _Spectral(P); lam, inner = sp.x, sp.inner; r = P.a1 / P.c
     a = gamma * (1 + eta)
     m = r * lam - (P.a1 - P.d) - theta
     D = 1 / (1 + delta * lam + (0.0 if C is None else t * C(lam)))
     eK, eQ, vt = sp.basis(2), sp.basis(3), sp.basis(0)
-    M = lambda V: m * V + r * lam * eK * inner(eQ, V)              # M = (a1/c) S W - (a1 - d + theta) I
-    MT = lambda V: m * V + r * eQ * inner(eK, lam * V)             # M^T
-    A0i = 1 / (a + m * m * D * lam)                                # (a + h(S) S)^{-1}, h = m^2 D
-    e = r * m * D * lam * eK                                       # H - h(S) = e w_Q^T + w_Q e^T + kappa w_Q w_Q^T
+    M = lambda V: m * V + r * lam * eK * inner(eQ, V)      # M = (a1/c) S W - (a1 - d + theta) I
+    MT = lambda V: m * V + r * eQ * inner(eK, lam * V)     # M^T
+    A0i = 1 / (a + m * m * D * lam)                        # (a + h(S) S)^{-1}, h = m^2 D
+    # H - h(S) = e w_Q^T + w_Q e^T + kappa w_Q w_Q^T
+    e = r * m * D * lam * eK
     kap = r * r * inner(eK, lam * lam * D * eK)
     U = (e, eQ)
-    def CtA(V):                                                    # C^T A0^{-1} V with C^T = [w_Q^T S; e^T S + kappa w_Q^T S]
+    # C^T A0^{-1} V, C^T = [w_Q^T S; e^T S + kappa w_Q^T S]
+    def CtA(V):
         y = A0i * V; q1 = inner(eQ, lam * y)
         return np.array([q1, inner(e, lam * y) + kap * q1])
     M2 = np.eye(2, dtype=complex) + np.column_stack([CtA(u) for u in U])
-    def row(V):                                                    # v~^T (a + H S)^{-1} V by Woodbury
+    def row(V):                                            # v~^T (a + H S)^{-1} V by Woodbury
         xu = np.array([inner(vt, A0i * u) for u in U])
         return inner(vt, A0i * V) - xu @ np.linalg.solve(M2, CtA(V))
     yb = (1 - row(MT(D * M(vt)))) / a
@@ -72,7 +81,28 @@ def _forms(x, gamma, P, t=0.0, C=None):
 # %% ../../nbs/03e_rmt_generalisation.ipynb #13fafc08
 @dataclass
 class GeneralisationTheory:
-    "Test (fresh-token) and interpolation errors of attention and ridge regression on a gamma grid."
+    """Test (fresh-token) and interpolation errors of attention and ridge regression on a gamma
+    grid.
+
+    Parameters
+    ----------
+    gamma : np.ndarray
+        the grid
+    error : np.ndarray
+        attention test error E^test_Attn
+    train : np.ndarray
+        attention interpolation error E_Attn (memorisation)
+    ridge : np.ndarray
+        ridge test error E^test_RR
+    ridge_train : np.ndarray
+        ridge interpolation error E_RR
+    u_mu : np.ndarray
+        u^T mu: the signal the readout carries
+    quad : np.ndarray
+        beta^T C beta: the noise it carries
+    params : dict, default field(default_factory=dict)
+        c, activation, Gram entries, ...
+    """
     gamma: np.ndarray # the grid
     error: np.ndarray # attention test error E^test_Attn
     train: np.ndarray # attention interpolation error E_Attn (memorisation)
@@ -83,14 +113,25 @@ class GeneralisationTheory:
     params: dict = field(default_factory=dict) # c, activation, Gram entries, ...
     def table(self) -> dict:
         "Columns gamma, E_test_attn, E_test_rr, E_attn, E_rr."
-        return dict(gamma=self.gamma, E_test_attn=self.error, E_test_rr=self.ridge, E_attn=self.train, E_rr=self.ridge_train)
+        return {"gamma": self.gamma, "E_test_attn": self.error, "E_test_rr": self.ridge,
+                "E_attn": self.train, "E_rr": self.ridge_train}
 
 # %% ../../nbs/03e_rmt_generalisation.ipynb #f6f5b877
 def ridge_test_error(*, c:float, # ratio p/n > 0
                      gamma, # ridge parameter(s) > 0
                      snr:float, # ||mu||^2 >= 0
                     ):
-    "Limiting test error of ridge regression on a fresh token (closed form; a float for a scalar gamma)."
+    """Limiting test error of ridge regression on a fresh token (closed form).
+
+    Parameters
+    ----------
+    c : float
+        ratio p/n > 0
+    gamma
+        ridge parameter(s) > 0
+    snr : float
+        ||mu||^2 >= 0
+    """
     c = check_real("c", c, lo=0.0, lo_open=True); snr = check_real("snr", snr, lo=0.0)
     g = np.maximum(_gamma_grid(gamma), GAMMA_RANGE[0]); b = 1 - c + g
     h = np.hypot(b, 2 * np.sqrt(c * g))
@@ -102,96 +143,193 @@ def ridge_test_error(*, c:float, # ratio p/n > 0
     return float(E[0]) if np.ndim(gamma) == 0 else E
 
 # %% ../../nbs/03e_rmt_generalisation.ipynb #e565fc2d
-def attention_test_theory(f, # activation: a name, a callable or an Activation
+def _test_terms(x, gi, P) -> tuple:
+    "E^test_Attn, u^T mu and beta^T C beta at one gamma from the self-energies x."
+    r, G = P.a1 / P.c, P.G
+    # beta^T C beta = r^2 |S beta|^2 + (tau^2/c) beta^T S beta
+    C = lambda lam: r * r * lam * lam + (P.s2 / P.c) * lam
+    try:
+        dxt = (_dx_implicit(x, gi, P.c, P.a1, P.s2, P.d, P.rule, 0.0, C(P.rule.nodes), wrt="t")
+               if P.s2 > 0 else np.zeros(3))
+        _, (Lm, LK, LQ) = _forms(x.astype(complex), gi, P)
+        yt, _ = _forms(x + 1j * _H * dxt, gi, P, t=1j * _H, C=C)
+    except np.linalg.LinAlgError:
+        raise ConvergenceError(f"the test-error formula loses precision at gamma = {gi:g} "
+                               f"(c = {P.c:g}, SNR = {G['mu2']:g}): a 2 x 2 or 3 x 3 system is "
+                               "singular to double precision; use a larger gamma, a smaller SNR or "
+                               "smaller weights") from None
+    quad = yt.imag / _H
+    Lm, LK, LQ = Lm.real, LK.real, LQ.real
+    um = r * (Lm + G["mq"] * LK)
+    return (1 - um)**2 + r * r * (2 * LK * LQ + G["qq"] * LK * LK) + quad, um, quad
+
+def _check_smooth(E, g0, P):
+    "Refuse a result that jumps between the twin grids g0, g0 (1 + 1e-5) or is negative (rounding)."
+    # the assembly cancels terms of order 1/gamma (small gamma) or SNR (large signal); the true
+    # error is smooth, so a relative change above 1e-3 for a 1e-5 relative change of gamma, or a
+    # negative value, is rounding
+    n0 = g0.size
+    if not np.all(np.isfinite(E)):
+        raise ConvergenceError("non-finite test error at gamma = "
+                               f"{np.tile(g0, 2)[~np.isfinite(E)][:3]}")
+    jump = np.abs(E[n0:] - E[:n0]) / np.maximum(np.abs(E[:n0]), 1e-12)
+    bad = (jump > 1e-3) | (E[:n0] < 0) | (E[n0:] < 0)
+    if bad.any():
+        raise ConvergenceError(f"the test-error formula loses precision at gamma = {g0[bad][:3]} "
+                               f"(c = {P.c:g}, SNR = {P.G['mu2']:g}): use a larger gamma, a "
+                               "smaller "
+                               "SNR or smaller weights", residual=float(jump.max()))
+
+# %% ../../nbs/03e_rmt_generalisation.ipynb #e565fc2d-b
+def attention_test_theory(f, # nonlinearity: a name, a callable or a Nonlinearity
                           *, c:float, # ratio p/n
                           gamma, # ridge parameter(s) > 0
                           mu, # signal vector
                           w_K, # key direction
                           w_Q, # query direction
                           diag:float=0.0, # kernel diagonal level d of the context kernel
-                          n_nodes:int|None=None, # Gauss–Chebyshev nodes
                           require_a1:bool=True, # refuse a_1 = 0
+                          options=None, # TheoryOptions, a dict of its fields, or None
                          ) -> GeneralisationTheory:
-    "Deterministic equivalent of the fresh-token test error of attention (and ridge), with the interpolation errors."
-    g0 = _gamma_grid(gamma); n0 = g0.size
-    g2 = np.concatenate([g0, g0 * (1 + 1e-5)])                       # twin grid: a precision check by smoothness in gamma
-    th = attention_theory(f, c=c, gamma=g2, mu=mu, w_K=w_K, w_Q=w_Q, diag=diag, n_nodes=n_nodes, require_a1=require_a1)
-    act, P = _problem(f, c, mu, w_K, w_Q, diag, n_nodes, require_a1)
-    g = th.gamma; ge = th.params["gamma_evaluated"]
-    _, X, _ = _noise_solution(P.c, P.a1, P.s2, P.d, tuple(g), P.rule.nodes.size, 1e-12, 0.3, 20_000, "newton")
-    r, G = P.a1 / P.c, P.G
-    C = lambda lam: r * r * lam * lam + (P.s2 / P.c) * lam           # beta^T C beta = r^2 |S beta|^2 + (tau^2/c) beta^T S beta
-    E, UM, QD = [], [], []
-    for x, gi in zip(X, ge):
-        try:
-            dxt = (_dx_implicit(x, gi, P.c, P.a1, P.s2, P.d, P.rule, 0.0, C(P.rule.nodes), wrt="t") if P.s2 > 0 else np.zeros(3))
-            _, (Lm, LK, LQ) = _forms(x.astype(complex), gi, P)
-            yt, _ = _forms(x + 1j * _H * dxt, gi, P, t=1j * _H, C=C)
-        except np.linalg.LinAlgError:
-            raise ConvergenceError(f"the test-error formula loses precision at gamma = {gi:g} (c = {P.c:g}, SNR = {G['mu2']:g}): "
-                                   "a 2 x 2 or 3 x 3 system is singular to double precision; use a larger gamma, a smaller SNR "
-                                   "or smaller weights") from None
-        quad = yt.imag / _H
-        Lm, LK, LQ = Lm.real, LK.real, LQ.real
-        um = r * (Lm + G["mq"] * LK)
-        E.append((1 - um)**2 + r * r * (2 * LK * LQ + G["qq"] * LK * LK) + quad); UM.append(um); QD.append(quad)
-    E = np.array(E)
-    if not np.all(np.isfinite(E)): raise ConvergenceError(f"non-finite test error at gamma = {g[~np.isfinite(E)][:3]}")
-    # rounding check: the assembly cancels terms of order 1/gamma (small gamma) or SNR (large signal); the true error is
-    # smooth, so a relative change above 1e-3 for a 1e-5 relative change of gamma, or a negative value, is rounding noise
-    jump = np.abs(E[n0:] - E[:n0]) / np.maximum(np.abs(E[:n0]), 1e-12)
-    bad = (jump > 1e-3) | (E[:n0] < 0) | (E[n0:] < 0)
-    if bad.any():
-        raise ConvergenceError(f"the test-error formula loses precision at gamma = {g0[bad][:3]} (c = {P.c:g}, SNR = {G['mu2']:g}): "
-                               "use a larger gamma, a smaller SNR or smaller weights", residual=float(jump.max()))
+    """Deterministic equivalent of the test error of attention and ridge (and their training
+    errors).
+
+    Parameters
+    ----------
+    f
+        nonlinearity: a name, a callable or a Nonlinearity
+    c : float
+        ratio p/n
+    gamma
+        ridge parameter(s) > 0
+    mu
+        signal vector
+    w_K
+        key direction
+    w_Q
+        query direction
+    diag : float, default 0.0
+        kernel diagonal level d of the context kernel
+    require_a1 : bool, default True
+        refuse a_1 = 0
+    options : default None
+        TheoryOptions, a dict of its fields, or None
+    """
+    o = theory_options(options); g0 = _gamma_grid(gamma); n0 = g0.size
+    # twin grid: a precision check by smoothness in gamma
+    g2 = np.concatenate([g0, g0 * (1 + 1e-5)])
+    th = attention_theory(f, c=c, gamma=g2, mu=mu, w_K=w_K, w_Q=w_Q, diag=diag,
+                          require_a1=require_a1, options=o)
+    _, P = _problem(f, c, mu, w_K, w_Q, diag, o.n_nodes, require_a1)
+    ge = th.params["gamma_evaluated"]
+    _, X, _ = _noise_solution(P.c, P.a1, P.s2, P.d, tuple(th.gamma), P.rule.nodes.size, o.tol,
+                              o.damping, o.max_iter, o.method)
+    E, UM, QD = np.array([_test_terms(x, gi, P) for x, gi in zip(X, ge)]).T
+    _check_smooth(E, g0, P)
     s_ = slice(0, n0)
-    return GeneralisationTheory(g0, E[s_], th.error[s_], ridge_test_error(c=P.c, gamma=ge[s_], snr=G["mu2"]), th.ridge[s_],
-                                np.array(UM)[s_], np.array(QD)[s_], {**th.params, "gamma_evaluated": ge[s_]})
+    ridge = ridge_test_error(c=P.c, gamma=ge[s_], snr=P.G["mu2"])
+    return GeneralisationTheory(g0, E[s_], th.error[s_], ridge, th.ridge[s_], UM[s_], QD[s_],
+                                {**th.params, "gamma_evaluated": ge[s_]})
 
 # %% ../../nbs/03e_rmt_generalisation.ipynb #16fbadca
-def attention_test_error(f, # activation: a name, a callable or an Activation
+def attention_test_error(f, # nonlinearity: a name, a callable or a Nonlinearity
                          *, c:float, # ratio p/n
                          gamma, # ridge parameter(s) > 0
                          mu, # signal vector
                          w_K, # key direction
                          w_Q, # query direction
                          diag:float=0.0, # kernel diagonal level d of the context kernel
-                         **kwargs, # n_nodes, require_a1
+                         require_a1:bool=True, # refuse a_1 = 0
+                         options=None, # TheoryOptions, a dict of its fields, or None
                         ):
-    "Limiting test error of nonlinear attention on a fresh token (a float for a scalar gamma)."
-    E = attention_test_theory(f, c=c, gamma=gamma, mu=mu, w_K=w_K, w_Q=w_Q, diag=diag, **kwargs).error
+    """Limiting test error of nonlinear attention on a fresh token (a float for a scalar gamma).
+
+    Parameters
+    ----------
+    f
+        nonlinearity: a name, a callable or a Nonlinearity
+    c : float
+        ratio p/n
+    gamma
+        ridge parameter(s) > 0
+    mu
+        signal vector
+    w_K
+        key direction
+    w_Q
+        query direction
+    diag : float, default 0.0
+        kernel diagonal level d of the context kernel
+    require_a1 : bool, default True
+        refuse a_1 = 0
+    options : default None
+        TheoryOptions, a dict of its fields, or None
+    """
+    E = attention_test_theory(f, c=c, gamma=gamma, mu=mu, w_K=w_K, w_Q=w_Q, diag=diag,
+                              require_a1=require_a1, options=options).error
     return float(E[0]) if np.ndim(gamma) == 0 else E
 
 # %% ../../nbs/03e_rmt_generalisation.ipynb #abff457c
 @dataclass
 class EmpiricalTestErrors:
-    "Per-trial test and interpolation errors of attention and ridge regression on one gamma grid."
+    """Per-trial test and interpolation errors of attention and ridge regression on one gamma grid.
+
+    Parameters
+    ----------
+    gamma : np.ndarray
+        the grid (G,)
+    attention : np.ndarray
+        attention test error per trial (trials, G)
+    ridge : np.ndarray
+        ridge test error per trial
+    attention_train : np.ndarray
+        attention interpolation error per trial
+    ridge_train : np.ndarray
+        ridge interpolation error per trial
+    params : dict, default field(default_factory=dict)
+        the simulation's parameters (n, p, trials, seed)
+    """
     gamma: np.ndarray # the grid (G,)
     attention: np.ndarray # attention test error per trial (trials, G)
     ridge: np.ndarray # ridge test error per trial
     attention_train: np.ndarray # attention interpolation error per trial
     ridge_train: np.ndarray # ridge interpolation error per trial
-    params: dict = field(default_factory=dict) # the parameters of the simulation (n, p, trials, seed, ...)
-    def stats(self, which:str="attention", # "attention", "ridge", "difference" (paired) or a *_train name
+    params: dict = field(default_factory=dict) # the simulation's parameters (n, p, trials, seed)
+    def stats(self, which:str="attention", # "attention", "ridge", "difference" or a *_train name
              ) -> tuple:
-        "Mean and standard error over trials of 'attention', 'ridge', 'difference' (paired) or a *_train array."
+        """Mean and standard error over trials of an error array, or of the paired 'difference'.
+
+        Parameters
+        ----------
+        which : str, default 'attention'
+            "attention", "ridge", "difference" or a *_train name
+        """
+        _choice("which", which, ("attention", "ridge", "difference", "attention_train",
+                                 "ridge_train"))
         a = self.attention - self.ridge if which == "difference" else getattr(self, which)
         return mean_stderr(a, axis=0)
 
 def _fit_predict(F, y, Ft, g):
-    "Predictions on the test features Ft of the ridge readouts on F (p x n), all gammas, and the training errors."
+    "Predictions on test features Ft of the ridge readouts on F (p x n), and training errors."
     p, n = F.shape
     if p <= n:
         lam, V = np.linalg.eigh(F @ F.T / n); lam = np.clip(lam, 0, None)
         b = V.T @ (F @ y) / n
-        B = V @ (b[:, None] / (lam[:, None] + g[None, :]))           # p x G readouts
+        B = V @ (b[:, None] / (lam[:, None] + g[None, :]))     # p x G readouts
     else:
         lam, U = np.linalg.eigh(F.T @ F / n); lam = np.clip(lam, 0, None)
         B = F @ (U @ ((U.T @ y)[:, None] / (lam[:, None] + g[None, :]))) / n
     return B.T @ Ft, ((y[None, :] - B.T @ F)**2).mean(1)
 
 # %% ../../nbs/03e_rmt_generalisation.ipynb #908a2f70
-def simulate_test_errors(f, # activation
+def _test_kernel(X, Xt, act, wk, wq, kernel, rng):
+    "The kernel between the context X and fresh tokens Xt: real, or its Gaussian equivalent."
+    p = X.shape[0]
+    T = X.T @ Xt + np.outer(X.T @ wk, wq @ Xt)                     # x_i^T W x_star
+    if kernel == "real": return (act(T / math.sqrt(p)) - act.coef.a0) / math.sqrt(p)
+    return act.coef.a1 * T / p + rng.standard_normal(T.shape) * math.sqrt(act.coef.sigma2 / p)
+
+def simulate_test_errors(f, # nonlinearity
                          n:int, # context tokens
                          p:int, # embedding dimension
                          mu, # signal vector (length <= p)
@@ -203,49 +341,86 @@ def simulate_test_errors(f, # activation
                          *, n_test:int=1000, # fresh tokens per context
                          kernel:str="real", # "real" nonlinear kernel or its "gaussian" equivalent
                         ) -> EmpiricalTestErrors:
-    "Simulated fresh-token test errors (and interpolation errors) of attention and ridge on the same contexts."
+    """Simulated test (and training) errors of attention and ridge on the same contexts.
+
+    Parameters
+    ----------
+    f
+        nonlinearity
+    n : int
+        context tokens
+    p : int
+        embedding dimension
+    mu
+        signal vector (length <= p)
+    w_K
+        key direction
+    w_Q
+        query direction
+    gammas
+        ridge parameters > 0
+    trials : int
+        independent contexts
+    seed
+        int or Generator; trial t uses the t-th spawned child
+    n_test : int, default 1000
+        fresh tokens per context
+    kernel : str, default 'real'
+        "real" nonlinear kernel or its "gaussian" equivalent
+    """
     act = activation(f)
-    n = check_int("n", n, lo=2); p = check_int("p", p, lo=1); trials = check_int("trials", trials, lo=2)
-    n_test = check_int("n_test", n_test, lo=2); check_choice("kernel", kernel, ("real", "gaussian"))
-    check_memory("n, p, n_test", 8.0 * (4 * n * n + 3 * p * n + 3 * max(n, p)**2 + 3 * (n + p) * n_test))
+    n = check_int("n", n, lo=2)
+    p = check_int("p", p, lo=1)
+    trials = check_int("trials", trials, lo=2)
+    n_test = check_int("n_test", n_test, lo=2); _choice("kernel", kernel, ("real", "gaussian"))
+    check_memory("n, p, n_test",
+                 8.0 * (4 * n * n + 3 * p * n + 3 * max(n, p)**2 + 3 * (n + p) * n_test))
     g = _gamma_grid(gammas, "gammas")
     check_memory("trials", 8.0 * 4 * trials * g.size)
-    check_seconds("trials", 4e-9 * trials * n * (n * (n + p) + 2 * n_test * p)) # run-time estimate (as empirical_errors, plus the test tokens)
+    # run-time estimate: as empirical_errors, plus the test tokens
+    check_seconds("trials", 4e-9 * trials * n * (n * (n + p) + 2 * n_test * p))
     mu_, wk, wq = _vec("mu", mu, p), _vec("w_K", w_K, p), _vec("w_Q", w_Q, p)
+    rngs = spawn(seed, trials)
     A, R, At, Rt = (np.empty((trials, g.size)) for _ in range(4))
-    for k, rng in enumerate(spawn(seed, trials)):
+    for k, rng in enumerate(rngs):
         X, y = signal_plus_noise(n, p, mu_, rng)
-        K = attention_kernel(X, act, wk, wq, "zero") if kernel == "real" else gaussian_equivalent_kernel(X, act, wk, wq, "zero", rng)
+        if kernel == "real": K = attention_kernel(X, act, wk, wq, "zero")
+        else: K = gaussian_equivalent_kernel(X, act, wk, wq, "zero", rng)
         Xt, yt = signal_plus_noise(n_test, p, mu_, rng)
-        T = X.T @ Xt + np.outer(X.T @ wk, wq @ Xt)                     # x_i^T W x_star
-        if kernel == "real": Kt = (act(T / math.sqrt(p)) - act.coef.a0) / math.sqrt(p)
-        else: Kt = act.coef.a1 * T / p + rng.standard_normal(T.shape) * math.sqrt(act.coef.sigma2 / p)
+        Kt = _test_kernel(X, Xt, act, wk, wq, kernel, rng)
         pa, At[k] = _fit_predict(X @ K, y, X @ Kt, g)
         pr, Rt[k] = _fit_predict(X, y, Xt, g)
         A[k], R[k] = ((yt[None, :] - pa)**2).mean(1), ((yt[None, :] - pr)**2).mean(1)
-    params = dict(f=act.label, n=n, p=p, snr=float(mu_ @ mu_), kk=float(wk @ wk), qq=float(wq @ wq), kq=float(wk @ wq),
-                  mk=float(mu_ @ wk), mq=float(mu_ @ wq), trials=trials, n_test=n_test, kernel=kernel)
+    params = _sim_params(act, n, p, mu_, wk, wq, trials=trials, n_test=n_test, kernel=kernel)
     return EmpiricalTestErrors(g, A, R, At, Rt, params)
 
 # %% ../../nbs/03e_rmt_generalisation.ipynb #f0f9dab0
-_P = lambda label, f, n, p, mu, w_K, w_Q, kernel="real": dict(label=label, f=f, n=n, p=p, mu=mu, w_K=w_K, w_Q=w_Q, kernel=kernel)
+def _P(label, f, n, p, mu, w_K, w_Q, kernel="real"):
+    "One point of the test-error check."
+    return {"label": label, "f": f, "n": n, "p": p, "mu": mu, "w_K": w_K, "w_Q": w_Q,
+            "kernel": kernel}
+
+_S2 = math.sqrt(2.0)
 TEST_POINTS = (
     _P("tanh, W = I, c = 1/2", "tanh", 1024, 512, [1.0, 0.0], [0.0, 0.0], [0.0, 0.0]),
     _P("tanh, aligned, c = 1/2", "tanh", 1024, 512, [1.0, 0.0], [1.0, 0.0], [1.0, 0.0]),
     _P("tanh, w_K ≠ w_Q, c = 1/2", "tanh", 1024, 512, [1.0, 0.0], [0.6, 0.8], [1.2, -0.3]),
-    _P("tanh, w_K ≠ w_Q, Gaussian equivalent", "tanh", 1024, 512, [1.0, 0.0], [0.6, 0.8], [1.2, -0.3], "gaussian"),
-    _P("ReLU, aligned, SNR 2, c = 2", "relu", 512, 1024, [math.sqrt(2.0), 0.0], [1.0, 0.0], [1.0, 0.0]),
-    _P("sign, W = I, SNR 2, c = 1/4", "sign", 2048, 512, [math.sqrt(2.0), 0.0], [0.0, 0.0], [0.0, 0.0]),
+    _P("tanh, w_K ≠ w_Q, Gaussian equivalent", "tanh", 1024, 512, [1.0, 0.0], [0.6, 0.8],
+       [1.2, -0.3], "gaussian"),
+    _P("ReLU, aligned, SNR 2, c = 2", "relu", 512, 1024, [_S2, 0.0], [1.0, 0.0], [1.0, 0.0]),
+    _P("sign, W = I, SNR 2, c = 1/4", "sign", 2048, 512, [_S2, 0.0], [0.0, 0.0], [0.0, 0.0]),
     _P("tanh, W = I, c = 1/2, p = 1024", "tanh", 2048, 1024, [1.0, 0.0], [0.0, 0.0], [0.0, 0.0]),
     _P("tanh, aligned, c = 1/2, p = 1024", "tanh", 2048, 1024, [1.0, 0.0], [1.0, 0.0], [1.0, 0.0]),
-    _P("tanh, w_K ≠ w_Q, c = 1/2, p = 1024", "tanh", 2048, 1024, [1.0, 0.0], [0.6, 0.8], [1.2, -0.3]),
+    _P("tanh, w_K ≠ w_Q, c = 1/2, p = 1024", "tanh", 2048, 1024, [1.0, 0.0], [0.6, 0.8],
+       [1.2, -0.3]),
 )
 TEST_GAMMAS = np.logspace(-3, 1, 9)
 
 def _test_job(args):
+    "Simulate one point of TEST_POINTS (a worker of run_test_error_points)."
     pt, trials, rng, n_test = args
-    return simulate_test_errors(pt["f"], pt["n"], pt["p"], pt["mu"], pt["w_K"], pt["w_Q"], TEST_GAMMAS, trials, rng,
-                                n_test=n_test, kernel=pt["kernel"])
+    return simulate_test_errors(pt["f"], pt["n"], pt["p"], pt["mu"], pt["w_K"], pt["w_Q"],
+                                TEST_GAMMAS, trials, rng, n_test=n_test, kernel=pt["kernel"])
 
 # %% ../../nbs/03e_rmt_generalisation.ipynb #ddf4f9a2
 def run_test_error_points(path, # NPZ file to write
@@ -254,24 +429,42 @@ def run_test_error_points(path, # NPZ file to write
                           n_test:int=2000, # fresh tokens per context
                           processes:int=1, # worker processes (the numbers do not depend on it)
                          ) -> dict:
-    "Simulate TEST_POINTS on TEST_GAMMAS and cache the per-trial errors with their parameters."
-    import json, time
+    """Simulate TEST_POINTS on TEST_GAMMAS and cache the per-trial errors with their parameters.
+
+    Parameters
+    ----------
+    path
+        NPZ file to write
+    trials : int, default 48
+        contexts per point
+    seed : int, default 2027
+        point k uses the k-th spawned child
+    n_test : int, default 2000
+        fresh tokens per context
+    processes : int, default 1
+        worker processes (the numbers do not depend on it)
+    """
+    import json
+    import time
     t0 = time.time()
-    jobs = [(pt, trials, rng, n_test) for pt, rng in zip(TEST_POINTS, spawn(seed, len(TEST_POINTS)))]
+    rngs = spawn(seed, len(TEST_POINTS))
+    jobs = [(pt, trials, rng, n_test) for pt, rng in zip(TEST_POINTS, rngs)]
     if processes > 1:
         from concurrent.futures import ProcessPoolExecutor
-        with ProcessPoolExecutor(check_int("processes", processes, lo=1, hi=256)) as ex: res = list(ex.map(_test_job, jobs))
+        with ProcessPoolExecutor(check_int("processes", processes, lo=1, hi=256)) as ex:
+            res = list(ex.map(_test_job, jobs))
     else: res = [_test_job(j) for j in jobs]
-    out = dict(gamma=TEST_GAMMAS, trials=trials, seed=seed, n_test=n_test, points=json.dumps(TEST_POINTS))
-    for k, e in enumerate(res):
-        for nm in ("attention", "ridge", "attention_train", "ridge_train"): out[f"{nm}_{k}"] = getattr(e, nm)
+    out = {"gamma": TEST_GAMMAS, "trials": trials, "seed": seed, "n_test": n_test,
+           "points": json.dumps(TEST_POINTS)}
+    names = ("attention", "ridge", "attention_train", "ridge_train")
+    for k, e in enumerate(res): out.update({f"{nm}_{k}": getattr(e, nm) for nm in names})
     out["seconds"] = time.time() - t0
     np.savez_compressed(path, **out)
     return out
 
 # %% ../../nbs/03e_rmt_generalisation.ipynb #2ca0ff35
 def _readouts(F, y, g):
-    "Ridge readouts (F F^T/n + gamma)^{-1} F y/n (p x G) by one Cholesky factorisation per gamma on the smaller Gram matrix."
+    "Ridge readouts (F F^T/n + gamma)^{-1} F y/n (p x G), one Cholesky factorisation per gamma."
     from scipy.linalg import cho_factor, cho_solve
     p, n = F.shape
     G = F @ F.T / n if p <= n else F.T @ F / n
@@ -283,7 +476,24 @@ def _readouts(F, y, g):
     return B
 
 # %% ../../nbs/03e_rmt_generalisation.ipynb #9a4da6f8
-def simulate_test_errors_cv(f, # activation
+def _cv_trial(act, n, p, mu_, wk, wq, g, n_test, rng) -> tuple:
+    "One context of simulate_test_errors_cv: attention test, ridge test, attention, ridge train."
+    X, y = signal_plus_noise(n, p, mu_, rng)
+    F = X @ attention_kernel(X, act, wk, wq, "zero")
+    Xt, yt = signal_plus_noise(n_test, p, mu_, rng)
+    # x_i^T W x_star/sqrt(p): x_star is a query
+    T = X.T @ Xt; T += np.outer(X.T @ wk, wq @ Xt); T /= math.sqrt(p)
+    Kt = act(T); Kt -= act.coef.a0; Kt /= math.sqrt(p); del T
+    Bf, Bx = _readouts(F, y, g), _readouts(X, y, g)
+    Xb = X @ (X.T @ Bf)                                    # X b per gamma, b = X^T beta
+    # v = (a1/p) W^T X b: the linear part predicts v^T x_star
+    V = act.coef.a1 / p * (Xb + np.outer(wq, wk @ Xb))
+    lin = (1 - mu_ @ V)**2 + (V * V).sum(0)                # its exact average over the fresh token
+    rem = ((yt[None, :] - (X.T @ Bf).T @ Kt)**2 - (yt[None, :] - V.T @ Xt)**2).mean(1)
+    return (lin + rem, (1 - mu_ @ Bx)**2 + (Bx * Bx).sum(0), ((y[:, None] - F.T @ Bf)**2).mean(0),
+            ((y[:, None] - X.T @ Bx)**2).mean(0))
+
+def simulate_test_errors_cv(f, # nonlinearity
                             n:int, # context tokens
                             p:int, # embedding dimension
                             mu, # signal vector (length <= p)
@@ -292,42 +502,59 @@ def simulate_test_errors_cv(f, # activation
                             gammas, # a few ridge parameters > 0 (one Cholesky factorisation each)
                             trials:int, # independent contexts
                             seed, # int or Generator; trial t uses the t-th spawned child
-                            *, n_test:int=2000, # fresh tokens per context (for the nonlinear remainder only)
+                            *, n_test:int=2000, # fresh tokens per context (the nonlinear remainder)
                            ) -> EmpiricalTestErrors:
-    "Per-context fresh-token errors of attention (exact linear part + sampled remainder) and ridge (exact), real kernel."
+    """Per-context test errors of attention (exact linear part + sampled remainder) and ridge.
+
+    Parameters
+    ----------
+    f
+        nonlinearity
+    n : int
+        context tokens
+    p : int
+        embedding dimension
+    mu
+        signal vector (length <= p)
+    w_K
+        key direction
+    w_Q
+        query direction
+    gammas
+        a few ridge parameters > 0 (one Cholesky factorisation each)
+    trials : int
+        independent contexts
+    seed
+        int or Generator; trial t uses the t-th spawned child
+    n_test : int, default 2000
+        fresh tokens per context (the nonlinear remainder)
+    """
     act = activation(f)
-    n = check_int("n", n, lo=2); p = check_int("p", p, lo=1); trials = check_int("trials", trials, lo=2)
+    n = check_int("n", n, lo=2)
+    p = check_int("p", p, lo=1)
+    trials = check_int("trials", trials, lo=2)
     n_test = check_int("n_test", n_test, lo=2)
     m = min(n, p)
-    check_memory("n, p, n_test", 8.0 * (2 * n * n + 3 * p * n + 2 * m * m + 2 * n * n_test + p * n_test))
-    check_seconds("trials", trials * (2e-3 + 4e-9 * n * (n * (n + p) + 2 * n_test * p)))   # per trial: overhead and the solves
+    check_memory("n, p, n_test",
+                 8.0 * (2 * n * n + 3 * p * n + 2 * m * m + 2 * n * n_test + p * n_test))
+    # per trial: the overhead and the solves
+    check_seconds("trials", trials * (2e-3 + 4e-9 * n * (n * (n + p) + 2 * n_test * p)))
     g = _gamma_grid(gammas, "gammas"); check_int("len(gammas)", g.size, lo=1, hi=64)
     mu_, wk, wq = _vec("mu", mu, p), _vec("w_K", w_K, p), _vec("w_Q", w_Q, p)
+    rngs = spawn(seed, trials)
     A, R, At, Rt = (np.empty((trials, g.size)) for _ in range(4))
-    a1 = act.coef.a1
-    for k, rng in enumerate(spawn(seed, trials)):
-        X, y = signal_plus_noise(n, p, mu_, rng)
-        F = X @ attention_kernel(X, act, wk, wq, "zero")
-        Xt, yt = signal_plus_noise(n_test, p, mu_, rng)
-        T = X.T @ Xt; T += np.outer(X.T @ wk, wq @ Xt); T /= math.sqrt(p)   # x_i^T W x_star/sqrt(p): the fresh token is a query
-        Kt = act(T); Kt -= act.coef.a0; Kt /= math.sqrt(p); del T
-        Bf, Bx = _readouts(F, y, g), _readouts(X, y, g)
-        Xb = X @ (X.T @ Bf)                                            # X b per gamma, b = X^T beta
-        V = a1 / p * (Xb + np.outer(wq, wk @ Xb))                      # v = (a1/p) W^T X b: the linear part predicts v^T x_star
-        lin = (1 - mu_ @ V)**2 + (V * V).sum(0)                        # its exact average over the fresh token
-        rem = ((yt[None, :] - (X.T @ Bf).T @ Kt)**2 - (yt[None, :] - V.T @ Xt)**2).mean(1)
-        A[k] = lin + rem
-        R[k] = (1 - mu_ @ Bx)**2 + (Bx * Bx).sum(0)
-        At[k] = ((y[:, None] - F.T @ Bf)**2).mean(0); Rt[k] = ((y[:, None] - X.T @ Bx)**2).mean(0)
-    params = dict(f=act.label, n=n, p=p, snr=float(mu_ @ mu_), kk=float(wk @ wk), qq=float(wq @ wq), kq=float(wk @ wq),
-                  mk=float(mu_ @ wk), mq=float(mu_ @ wq), trials=trials, n_test=n_test, kernel="real", estimator="control variate")
+    for k, rng in enumerate(rngs):
+        A[k], R[k], At[k], Rt[k] = _cv_trial(act, n, p, mu_, wk, wq, g, n_test, rng)
+    params = _sim_params(act, n, p, mu_, wk, wq, trials=trials, n_test=n_test, kernel="real",
+                         estimator="control variate")
     return EmpiricalTestErrors(g, A, R, At, Rt, params)
 
 # %% ../../nbs/03e_rmt_generalisation.ipynb #b6ae261c
 NONSYM_POINTS = (
-    dict(label="tanh, w_K = (0.6, 0.8), w_Q = (1.2, -0.3)", f="tanh", c=0.5, mu=[1.0, 0.0], w_K=[0.6, 0.8], w_Q=[1.2, -0.3]),
-    dict(label="tanh, w_K = (1.2, -0.3), w_Q = (0.6, 0.8) (exchanged)", f="tanh", c=0.5, mu=[1.0, 0.0], w_K=[1.2, -0.3],
-         w_Q=[0.6, 0.8]),
+    {"label": "tanh, w_K = (0.6, 0.8), w_Q = (1.2, -0.3)", "f": "tanh", "c": 0.5, "mu": [1.0, 0.0],
+     "w_K": [0.6, 0.8], "w_Q": [1.2, -0.3]},
+    {"label": "tanh, w_K = (1.2, -0.3), w_Q = (0.6, 0.8) (exchanged)", "f": "tanh", "c": 0.5,
+     "mu": [1.0, 0.0], "w_K": [1.2, -0.3], "w_Q": [0.6, 0.8]},
 )
 NONSYM_GAMMAS = np.array([0.01, 0.1, 1.0])
 
@@ -341,20 +568,44 @@ def run_nonsymmetric_check(path, # NPZ cache (created if missing; other chunks a
                            n_test:int=2000, # fresh tokens per context
                            fresh:bool=False, # recompute a chunk that is already cached
                           ) -> dict:
-    "Simulate one chunk of NONSYM_POINTS[point] at size p and cache per-context errors with their parameters."
-    import json, time
+    """Simulate one chunk of NONSYM_POINTS[point] at size p; cache the errors with their parameters.
+
+    Parameters
+    ----------
+    path
+        NPZ cache (created if missing; other chunks are kept)
+    point : int
+        index into NONSYM_POINTS
+    p : int
+        embedding dimension (n = p/c)
+    trials : int
+        contexts in this chunk
+    chunk : int, default 0
+        chunk number (its own seed)
+    seed : int, default 2031
+        base seed
+    n_test : int, default 2000
+        fresh tokens per context
+    fresh : bool, default False
+        recompute a chunk that is already cached
+    """
+    import json
+    import time
     from pathlib import Path
     point = check_int("point", point, lo=0, hi=len(NONSYM_POINTS) - 1); p = check_int("p", p, lo=8)
     chunk = check_int("chunk", chunk, lo=0); seed = check_int("seed", seed, lo=0)
-    pt = NONSYM_POINTS[point]; n = int(round(p / pt["c"])); key = f"k{point}_p{p}_c{chunk}"
+    pt = NONSYM_POINTS[point]; n = round(p / pt["c"]); key = f"k{point}_p{p}_c{chunk}"
     path = Path(path); old = dict(np.load(path)) if path.exists() else {}
     if f"{key}_attention" in old and not fresh: return old
     t0 = time.time()
-    e = simulate_test_errors_cv(pt["f"], n, p, pt["mu"], pt["w_K"], pt["w_Q"], NONSYM_GAMMAS, trials,
-                                np.random.default_rng(np.random.SeedSequence([seed, point, p, chunk])), n_test=n_test)
-    for nm in ("attention", "ridge", "attention_train", "ridge_train"): old[f"{key}_{nm}"] = getattr(e, nm)
-    old[f"{key}_params"] = np.array(json.dumps({**e.params, "point": point, "chunk": chunk, "seed": seed,
-                                                "seconds": round(time.time() - t0, 1)}))
+    rng = np.random.default_rng(np.random.SeedSequence([seed, point, p, chunk]))
+    e = simulate_test_errors_cv(pt["f"], n, p, pt["mu"], pt["w_K"], pt["w_Q"], NONSYM_GAMMAS,
+                                trials, rng, n_test=n_test)
+    old.update({f"{key}_{nm}": getattr(e, nm) for nm in ("attention", "ridge", "attention_train",
+                                                          "ridge_train")})
+    params = {**e.params, "point": point, "chunk": chunk, "seed": seed,
+              "seconds": round(time.time() - t0, 1)}
+    old[f"{key}_params"] = np.array(json.dumps(params))
     old["gamma"] = NONSYM_GAMMAS; old["points"] = np.array(json.dumps(NONSYM_POINTS))
     np.savez_compressed(path, **old)
     return old
@@ -362,14 +613,23 @@ def run_nonsymmetric_check(path, # NPZ cache (created if missing; other chunks a
 # %% ../../nbs/03e_rmt_generalisation.ipynb #4a606b88
 def load_nonsymmetric_check(path, # NPZ written by run_nonsymmetric_check
                            ) -> dict:
-    "Pooled per-context errors {(point, p): dict(attention=..., ridge=..., attention_train=..., ridge_train=..., chunks=[params])}."
+    """Pooled per-context errors {(point, p): {attention, ridge, *_train, chunks: [params]}}.
+
+    Parameters
+    ----------
+    path
+        NPZ written by run_nonsymmetric_check
+    """
     import json
     z = np.load(path); out = {}
     for key in sorted(k[:-7] for k in z.files if k.endswith("_params")):
         pr = json.loads(str(z[f"{key}_params"])); kp = (pr["point"], pr["p"])
-        d = out.setdefault(kp, dict(chunks=[], **{nm: [] for nm in ("attention", "ridge", "attention_train", "ridge_train")}))
+        names = ("attention", "ridge", "attention_train", "ridge_train")
+        d = out.setdefault(kp, {"chunks": [], **{nm: [] for nm in names}})
         d["chunks"].append(pr)
-        for nm in ("attention", "ridge", "attention_train", "ridge_train"): d[nm].append(z[f"{key}_{nm}"])
+        for nm in ("attention", "ridge", "attention_train", "ridge_train"):
+            d[nm].append(z[f"{key}_{nm}"])
     for d in out.values():
-        for nm in ("attention", "ridge", "attention_train", "ridge_train"): d[nm] = np.concatenate(d[nm])
+        for nm in ("attention", "ridge", "attention_train", "ridge_train"):
+            d[nm] = np.concatenate(d[nm])
     return out

@@ -4,42 +4,48 @@ r"""The Hermite coefficients $a_0, a_1, a_2, a_3$, $\lVert f\rVert^2 = \mathbb E
 
 # %% ../../nbs/03a_rmt_hermite.ipynb #fcf42b31
 from __future__ import annotations
-import math, numbers, warnings
-from dataclasses import dataclass, field
+
+import math
+import numbers
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+
 import numpy as np
-from scipy import special, integrate
-from ..core import check_real, check_positive, check_choice
-from ..gaussian import quad_expect, _check_bool
+from scipy import integrate, special
+
+from ..core import ParameterTypeError, check_choice, check_positive, check_real
+from ..gaussian import _check_bool, quad_expect
 
 # %% auto #0
-__all__ = ['ACTIVATIONS', 'CentringWarning', 'HermiteCoefficients', 'Activation', 'activation', 'hermite_coefficients']
+__all__ = ['NONLINEARITIES', 'CentringWarning', 'HermiteCoefficients', 'Nonlinearity',
+           'NonlinearityFamily', 'register_nonlinearity', 'nonlinearity_names', 'activation',
+           'hermite_coefficients']
 
 # %% ../../nbs/03a_rmt_hermite.ipynb #86ed56ce
 class CentringWarning(UserWarning):
-    "The activation is not centred under the standard Gaussian; its mean a_0 is subtracted."
-
-def _relu(t): return np.maximum(t, 0.0)
-
-_REGISTRY = {
-    # name: (builder(level) -> f0, breakpoints(level), default level or None)
-    "tanh": (lambda L: np.tanh, lambda L: (), None),
-    "erf": (lambda L: special.erf, lambda L: (), None),
-    "sign": (lambda L: np.sign, lambda L: (0.0,), None),
-    "relu": (lambda L: _relu, lambda L: (0.0,), None),
-    "clipped_relu": (lambda L: (lambda t: np.clip(t, 0.0, L)), lambda L: (0.0, L), 2.0),
-    "exp": (lambda L: np.exp, lambda L: (), None),
-    "exp_truncated": (lambda L: (lambda t: np.exp(np.minimum(t, L))), lambda L: (L,), 2.0),
-    "sin": (lambda L: np.sin, lambda L: (), None),
-    "cos": (lambda L: np.cos, lambda L: (), None),
-    "linear": (lambda L: (lambda t: 1.0 * np.asarray(t) if np.ndim(t) else float(t)), lambda L: (), None),
-}
-
-ACTIVATIONS = tuple(_REGISTRY)
+    "The nonlinearity is not centred under the standard Gaussian; its mean a_0 is subtracted."
 
 # %% ../../nbs/03a_rmt_hermite.ipynb #4e82c9d0
 @dataclass(frozen=True)
 class HermiteCoefficients:
-    "Gaussian Hermite coefficients of an activation (f = f0 - a0 is the centred version)."
+    """Gaussian Hermite coefficients of an activation (f = f0 - a0 is the centred version).
+
+    Parameters
+    ----------
+    a0 : float
+        E f0(xi), subtracted to centre f
+    a1 : float
+        E[xi f(xi)]: the linear part
+    a2 : float
+        E[(xi^2 - 1) f(xi)] / sqrt(2)
+    a3 : float
+        E[(xi^3 - 3 xi) f(xi)] / sqrt(6)
+    nu : float
+        E f(xi)^2 (centred)
+    sigma2 : float
+        nu - a1^2: variance of the nonlinear part
+    """
     a0: float # E f0(xi), subtracted to centre f
     a1: float # E[xi f(xi)]: the linear part
     a2: float # E[(xi^2 - 1) f(xi)] / sqrt(2)
@@ -49,21 +55,20 @@ class HermiteCoefficients:
 
     def as_dict(self) -> dict:
         "The coefficients as a dict."
-        return dict(a0=self.a0, a1=self.a1, a2=self.a2, a3=self.a3, nu=self.nu, sigma2=self.sigma2)
+        return {"a0": self.a0, "a1": self.a1, "a2": self.a2, "a3": self.a3, "nu": self.nu,
+                "sigma2": self.sigma2}
 
 # %% ../../nbs/03a_rmt_hermite.ipynb #b591dba1
 def _vectorised(f):
     "Wrap a scalar callable so that it maps arrays to arrays of the same shape."
-    try:
-        t = np.array([-0.5, 0.25, 1.5])
-        v = np.asarray(f(t), dtype=float)
-        if v.shape == t.shape: return f
-    except Exception:
-        pass
-    vf = np.vectorize(lambda t: float(f(float(t))), otypes=[float])
-    return vf
+    t = np.array([-0.5, 0.25, 1.5])
+    try: vectorised = np.shape(np.asarray(f(t), dtype=float)) == t.shape
+    # a scalar-only f0 fails on an array in its own way: it is wrapped (its errors surface later)
+    except Exception: vectorised = False  # noqa: BLE001
+    return f if vectorised else np.vectorize(lambda t: float(f(float(t))), otypes=[float])
 
-_T_MAX = 40.0  # beyond |t| = 40 the Gaussian weight is below e^-800: the integrand is set to 0 there
+# beyond |t| = 40 the Gaussian weight is below e^-800: the integrand is set to 0 there
+_T_MAX = 40.0
 
 def _check_square_integrable(f0):
     "Refuse f0 whose squared tail f0(t)^2 phi(t) |t| has not decayed by |t| = 20, 30, 40."
@@ -71,11 +76,13 @@ def _check_square_integrable(f0):
     with np.errstate(all="ignore"):
         v = np.asarray(f0(t), dtype=float)
     if np.isnan(v).any():
-        raise ValueError(f"f returned NaN at t = {t[np.isnan(v)][0]:g}: f must be defined (not NaN) on the whole real line")
+        raise ValueError(f"f returned NaN at t = {t[np.isnan(v)][0]:g}: "
+                         "f must be defined (not NaN) on the whole real line")
     with np.errstate(all="ignore"):
         tail = v**2 * np.exp(-t**2 / 2) * np.abs(t) / math.sqrt(2 * math.pi)
     if not np.all(np.isfinite(tail)) or tail.max() > 1e-6:
-        raise ValueError("f must be square-integrable under the standard Gaussian (E f(xi)^2 < inf): "
+        raise ValueError("f must be square-integrable under the standard Gaussian "
+                         "(E f(xi)^2 < inf): "
                          f"f(t)^2 phi(t) |t| is {np.nanmax(tail):.3g} at |t| <= 40")
 
 def _expect(g, bps):
@@ -86,7 +93,8 @@ def _expect(g, bps):
         try:
             v, err = quad_expect(h, 0.0, 1.0, breakpoints=(*bps, -_T_MAX, _T_MAX), full_output=True)
         except (integrate.IntegrationWarning, OverflowError) as e:
-            raise ValueError(f"f must be square-integrable under the standard Gaussian; quadrature failed: {e}") from None
+            raise ValueError("f must be square-integrable under the standard Gaussian; "
+                             f"quadrature failed: {e}") from None
     if not np.isfinite(v) or not np.isfinite(err) or err > 1e-7 * max(1.0, abs(v)):
         raise ValueError(f"f must be square-integrable under the standard Gaussian; "
                          f"got value {v:.3g} with quadrature error {err:.3g}")
@@ -94,43 +102,82 @@ def _expect(g, bps):
 
 # %% ../../nbs/03a_rmt_hermite.ipynb #4bc2f924
 def _coefficients(f0, bps) -> HermiteCoefficients:
+    "The Hermite coefficients of f0 by adaptive quadrature split at the breakpoints."
     _check_square_integrable(f0)
     def s(t):
         v = float(f0(t))
-        if math.isnan(v): raise ValueError(f"f returned NaN at t = {t:g}: f must be defined (not NaN) on the whole real line")
-        if not math.isfinite(v): raise ValueError(f"f must be finite on the real line, got f({t:g}) = {v}")
+        if math.isnan(v):
+            raise ValueError(f"f returned NaN at t = {t:g}: f must be defined (not NaN) on the "
+                             "whole real line")
+        if not math.isfinite(v):
+            raise ValueError(f"f must be finite on the real line, got f({t:g}) = {v}")
         return v
     a0 = _expect(s, bps)
     a1 = _expect(lambda t: t * s(t), bps)
     a2 = _expect(lambda t: (t * t - 1) * s(t), bps) / math.sqrt(2)
     a3 = _expect(lambda t: (t**3 - 3 * t) * s(t), bps) / math.sqrt(6)
     nu = _expect(lambda t: (s(t) - a0)**2, bps)       # centred second moment, without cancellation
-    # quadrature leaves ~1e-16 where a coefficient vanishes by symmetry (odd/even f) or sigma2 = 0 (linear f):
-    # snap those to exact zeros, relative to the scale sqrt(nu)
+    # quadrature leaves ~1e-16 where a coefficient vanishes by symmetry (odd/even f) or sigma2 = 0
+    # (linear f): snap those to exact zeros, relative to the scale sqrt(nu)
     tiny = 1e-12 * math.sqrt(max(nu, 1e-300))
     a0, a1, a2, a3 = (0.0 if abs(v) < tiny else v for v in (a0, a1, a2, a3))
     sigma2 = nu - a1 * a1
     return HermiteCoefficients(a0, a1, a2, a3, nu, 0.0 if sigma2 < 1e-12 * nu else sigma2)
 
 # %% ../../nbs/03a_rmt_hermite.ipynb #e9c0effc
-class Activation:
-    "A raw activation f0 with its breakpoints and Hermite coefficients; calling it applies f0."
-    def __init__(self, f0, # vectorised raw activation
+def _breakpoints(value) -> tuple:
+    "Breakpoints as a tuple of finite floats (ParameterTypeError or ValueError otherwise)."
+    if isinstance(value, (str, bytes, numbers.Number)) or not np.iterable(value):
+        raise ParameterTypeError("breakpoints must be a sequence of real numbers, got "
+                                 f"{type(value).__name__}")
+    return tuple(check_real("breakpoints", b) for b in value)
+
+class Nonlinearity:
+    """The score nonlinearity f of attention: f0, breakpoints, Hermite coefficients; calling applies
+    f0.
+
+    Parameters
+    ----------
+    f0
+        vectorised raw nonlinearity f0 (a scalar-only callable is vectorised)
+    name : str, default 'custom'
+        a label
+    level : float | None, default None
+        truncation level, if any
+    breakpoints : default ()
+        kinks and jumps of f0
+    coef : HermiteCoefficients | None, default None
+        precomputed coefficients
+    """
+    def __init__(self, f0, # vectorised raw nonlinearity f0 (a scalar-only callable is vectorised)
                  name:str="custom", # a label
                  level:float|None=None, # truncation level, if any
                  breakpoints=(), # kinks and jumps of f0
                  coef:HermiteCoefficients|None=None, # precomputed coefficients
                 ):
-        if not callable(f0): raise TypeError(f"f0 must be a callable (the raw activation), got {type(f0).__name__}")
-        try: bps = tuple(float(check_real("breakpoints", b)) for b in breakpoints)
-        except TypeError: raise TypeError(f"breakpoints must be a sequence of real numbers, got {type(breakpoints).__name__}") from None
-        self.f0, self.name, self.level, self.breakpoints = _vectorised(f0), name, level, bps
+        if not callable(f0):
+            raise ParameterTypeError("f0 must be a callable (the raw nonlinearity), got "
+                                     f"{type(f0).__name__}")
+        if not isinstance(name, str):
+            raise ParameterTypeError(f"name must be a str, got {type(name).__name__}")
+        if level is not None: level = check_real("level", level)
+        if coef is not None and not isinstance(coef, HermiteCoefficients):
+            raise ParameterTypeError("coef must be a HermiteCoefficients or None, got "
+                                     f"{type(coef).__name__}")
+        self.f0, self.name, self.level = _vectorised(f0), name, level
+        self.breakpoints = _breakpoints(breakpoints)
         self.coef = coef if coef is not None else _coefficients(self.f0, self.breakpoints)
 
     def __call__(self, t): return self.f0(t)
-    def centred(self, t, # points where the centred activation is evaluated
+    def centred(self, t, # points where the centred nonlinearity is evaluated
                ):
-        "The centred activation f = f0 - a0."
+        """The centred nonlinearity f = f0 - a0.
+
+        Parameters
+        ----------
+        t
+            points where the centred nonlinearity is evaluated
+        """
         return self.f0(t) - self.coef.a0
     @property
     def label(self) -> str:
@@ -138,48 +185,172 @@ class Activation:
         return self.name if self.level is None else f"{self.name}({self.level:g})"
     def __repr__(self):
         c = self.coef
-        return f"Activation({self.label}: a0={c.a0:.6g}, a1={c.a1:.6g}, a2={c.a2:.6g}, nu={c.nu:.6g}, sigma2={c.sigma2:.6g})"
+        return (f"Nonlinearity({self.label}: a0={c.a0:.6g}, a1={c.a1:.6g}, a2={c.a2:.6g}, "
+                f"nu={c.nu:.6g}, sigma2={c.sigma2:.6g})")
 
-# %% ../../nbs/03a_rmt_hermite.ipynb #a42aa0f3
+# %% ../../nbs/03a_rmt_hermite.ipynb #nlfamily
 _CACHE = {}
 
-def activation(f, # a name from ACTIVATIONS, a callable f0, or an Activation
-               level:float|None=None, # truncation level for clipped_relu / exp_truncated (default 2)
+@dataclass(frozen=True)
+class NonlinearityFamily:
+    """A registered named nonlinearity: f0 and its breakpoints, built from a truncation level if
+    any.
+
+    Parameters
+    ----------
+    name : str
+        the registry name
+    build : Callable
+        level -> vectorised raw f0 (level is None when the family has no level)
+    breakpoints : Callable, default lambda level: ()
+        level -> kinks and jumps of f0
+    default_level : float | None, default None
+        the level used when none is given (None: no level)
+    """
+    name: str # the registry name
+    build: Callable # level -> vectorised raw f0 (level is None when the family has no level)
+    breakpoints: Callable = lambda level: () # level -> kinks and jumps of f0
+    default_level: float|None = None # the level used when none is given (None: no level)
+    def __post_init__(self):
+        if not isinstance(self.name, str) or not self.name:
+            raise ParameterTypeError(f"name must be a non-empty str, got {self.name!r}")
+        for nm in ("build", "breakpoints"):
+            if not callable(getattr(self, nm)):
+                raise ParameterTypeError(f"{nm} must be a callable of the level")
+        if self.default_level is not None: check_positive("default_level", self.default_level)
+    def make(self, level:float|None=None, # truncation level (default: default_level)
+            ) -> Nonlinearity:
+        """The nonlinearity of this family at `level` (cached).
+
+        Parameters
+        ----------
+        level : float | None, default None
+            truncation level (default: default_level)
+        """
+        if self.default_level is None and level is not None:
+            raise ValueError(f"level applies only to a nonlinearity with a truncation level "
+                             f"(such as clipped_relu, exp_truncated), not to {self.name!r}")
+        L = self.default_level if level is None else check_positive("level", level)
+        if (self, L) not in _CACHE:
+            _CACHE[self, L] = Nonlinearity(self.build(L), name=self.name, level=L,
+                                           breakpoints=self.breakpoints(L))
+        return _CACHE[self, L]
+
+# %% ../../nbs/03a_rmt_hermite.ipynb #nlregistry
+NONLINEARITIES = {} # name -> NonlinearityFamily: the registry of named score nonlinearities
+
+def register_nonlinearity(family:NonlinearityFamily, # the family to register under family.name
+                          overwrite:bool=False, # replace a registered family of the same name
+                         ) -> NonlinearityFamily:
+    """Register a named score nonlinearity; `activation(name)` then resolves it.
+
+    Parameters
+    ----------
+    family : NonlinearityFamily
+        the family to register under family.name
+    overwrite : bool, default False
+        replace a registered family of the same name
+    """
+    if not isinstance(family, NonlinearityFamily):
+        raise ParameterTypeError(f"family must be a NonlinearityFamily, "
+                                 f"got {type(family).__name__}")
+    overwrite = _check_bool("overwrite", overwrite)
+    if family.name in NONLINEARITIES and not overwrite and NONLINEARITIES[family.name] != family:
+        raise ValueError(f"family: a nonlinearity named {family.name!r} is registered; pass "
+                         "overwrite=True")
+    NONLINEARITIES[family.name] = family
+    return family
+
+def nonlinearity_names() -> tuple:
+    "The names of the registered score nonlinearities, in registration order."
+    return tuple(NONLINEARITIES)
+
+# %% ../../nbs/03a_rmt_hermite.ipynb #nlbuiltin
+def _relu(t): return np.maximum(t, 0.0)
+def _linear(t): return 1.0 * np.asarray(t) if np.ndim(t) else float(t)
+
+for _family in (
+    NonlinearityFamily("tanh", lambda L: np.tanh),
+    NonlinearityFamily("erf", lambda L: special.erf),
+    NonlinearityFamily("sign", lambda L: np.sign, lambda L: (0.0,)),
+    NonlinearityFamily("relu", lambda L: _relu, lambda L: (0.0,)),
+    NonlinearityFamily("clipped_relu", lambda L: (lambda t: np.clip(t, 0.0, L)), lambda L: (0.0, L),
+                       2.0),
+    NonlinearityFamily("exp", lambda L: np.exp),
+    NonlinearityFamily("exp_truncated", lambda L: (lambda t: np.exp(np.minimum(t, L))),
+                       lambda L: (L,), 2.0),
+    NonlinearityFamily("sin", lambda L: np.sin),
+    NonlinearityFamily("cos", lambda L: np.cos),
+    NonlinearityFamily("linear", lambda L: _linear),
+): register_nonlinearity(_family)
+
+# %% ../../nbs/03a_rmt_hermite.ipynb #nlalias
+# deprecated names (they clashed with attnstat.slr's activation registry); not in __all__
+Activation, ACTIVATIONS = Nonlinearity, NONLINEARITIES
+
+# %% ../../nbs/03a_rmt_hermite.ipynb #a42aa0f3
+def _resolve(f, level, breakpoints) -> Nonlinearity:
+    "Dispatch on the type of f: Nonlinearity, NonlinearityFamily, registered name or callable f0."
+    is_f0 = callable(f) and not isinstance(f, (Nonlinearity, NonlinearityFamily))
+    if breakpoints and not is_f0:
+        raise ValueError("breakpoints apply only to a callable f0, not to a named f")
+    if isinstance(f, Nonlinearity):
+        if level is not None:
+            raise ValueError("level applies only to named nonlinearities, not to a Nonlinearity")
+        return f
+    if isinstance(f, NonlinearityFamily): return f.make(level)
+    if isinstance(f, str): return NONLINEARITIES[check_choice("f", f, NONLINEARITIES)].make(level)
+    if is_f0:
+        if level is not None: raise ValueError("level applies only to named nonlinearities")
+        return Nonlinearity(f, name=getattr(f, "__name__", "custom"), breakpoints=breakpoints)
+    raise ParameterTypeError(f"f must be a name in {list(NONLINEARITIES)}, a callable or a "
+                             f"Nonlinearity, got {type(f).__name__}")
+
+def activation(f, # a registered name, a NonlinearityFamily, a callable f0 or a Nonlinearity
+               level:float|None=None, # truncation level of clipped_relu, exp_truncated (default 2)
                breakpoints=(), # kinks and jumps of a callable f0
                warn:bool|None=None, # warn if f0 is not centred (default: only for callables)
-              ) -> Activation:
-    "Resolve `f` into an `Activation` (named activations are cached)."
+              ) -> Nonlinearity:
+    """Resolve `f` into a `Nonlinearity`, the score nonlinearity of the kernel (named ones cached).
+
+    Parameters
+    ----------
+    f
+        a registered name, a NonlinearityFamily, a callable f0 or a Nonlinearity
+    level : float | None, default None
+        truncation level of clipped_relu, exp_truncated (default 2)
+    breakpoints : default ()
+        kinks and jumps of a callable f0
+    warn : bool | None, default None
+        warn if f0 is not centred (default: only for callables)
+    """
     warn = _check_bool("warn", warn, allow_none=True)
     if level is not None: check_real("level", level)
-    if isinstance(breakpoints, (str, bytes)) or not all(isinstance(b, numbers.Real) for b in np.ravel(np.asarray(breakpoints, dtype=object))):
-        raise TypeError("breakpoints must be a sequence of real numbers")
-    if isinstance(f, Activation): return f
-    if isinstance(f, str):
-        check_choice("f", f, ACTIVATIONS)
-        build, bps, default = _REGISTRY[f]
-        if default is None and level is not None:
-            raise ValueError(f"level applies only to clipped_relu and exp_truncated, not to {f!r}")
-        L = default if level is None else check_positive("level", level)
-        key = (f, L)
-        if key not in _CACHE:
-            _CACHE[key] = Activation(build(L), name=f, level=L, breakpoints=bps(L))
-        act = _CACHE[key]
-        warn = False if warn is None else warn
-    elif callable(f):
-        if level is not None: raise ValueError("level applies only to named activations")
-        act = Activation(f, name=getattr(f, "__name__", "custom"), breakpoints=breakpoints)
-        warn = True if warn is None else warn
-    else:
-        raise TypeError(f"f must be a name in {list(ACTIVATIONS)}, a callable or an Activation, got {type(f).__name__}")
+    breakpoints = _breakpoints(breakpoints)
+    act = _resolve(f, level, breakpoints)
+    if warn is None: warn = callable(f) and not isinstance(f, (Nonlinearity, NonlinearityFamily))
     if warn and abs(act.coef.a0) > 1e-10:
-        warnings.warn(f"f is not centred (a0 = E f(xi) = {act.coef.a0:.6g}); f - a0 is used", CentringWarning, stacklevel=2)
+        warnings.warn(f"f is not centred (a0 = E f(xi) = {act.coef.a0:.6g}); f - a0 is used",
+                      CentringWarning, stacklevel=2)
     return act
 
 # %% ../../nbs/03a_rmt_hermite.ipynb #314549fa
-def hermite_coefficients(f, # a name from ACTIVATIONS, a callable f0, or an Activation
+def hermite_coefficients(f, # a name from nonlinearity_names(), a callable f0, or a Nonlinearity
                          level:float|None=None, # truncation level for clipped_relu / exp_truncated
                          breakpoints=(), # kinks and jumps of a callable f0
-                         warn:bool|None=None, # warn if f0 is not centred (default: only for callables)
+                         warn:bool|None=None, # warn if f0 is not centred (default: for callables)
                         ) -> HermiteCoefficients:
-    "Hermite coefficients (a0, a1, a2, a3, nu, sigma2) of `f` under the standard Gaussian."
+    """Hermite coefficients (a0, a1, a2, a3, nu, sigma2) of `f` under the standard Gaussian.
+
+    Parameters
+    ----------
+    f
+        a name from nonlinearity_names(), a callable f0, or a Nonlinearity
+    level : float | None, default None
+        truncation level for clipped_relu / exp_truncated
+    breakpoints : default ()
+        kinks and jumps of a callable f0
+    warn : bool | None, default None
+        warn if f0 is not centred (default: for callables)
+    """
     return activation(f, level=level, breakpoints=breakpoints, warn=warn).coef

@@ -4,59 +4,101 @@
 
 # %% ../../nbs/03b_rmt_kernel.ipynb #88e7e849
 from __future__ import annotations
-import math, numbers
+
+import math
 from dataclasses import dataclass, field
+
 import numpy as np
-from ..core import check_real, check_positive, check_int, check_choice, check_array, check_memory, check_seconds, as_generator, spawn, ParameterTypeError
-from ..gaussian import mean_stderr, cov_sqrt, _check_bool
-from .hermite import activation, Activation
+
+from ..core import (ParameterTypeError, as_generator, check_array, check_choice, check_int,
+                           check_memory, check_real, check_seconds, spawn)
+from ..gaussian import _check_bool, cov_sqrt, mean_stderr
+from .hermite import activation
 
 # %% auto #0
-__all__ = ['VECTOR_MAX', 'balanced_labels', 'signal_plus_noise', 'fplr_weights', 'vectors_from_gram', 'aligned_vectors',
-           'attention_kernel', 'diagonal_level', 'gaussian_equivalent_kernel', 'ridge_errors', 'EmpiricalErrors',
-           'empirical_errors']
+__all__ = ['VECTOR_MAX', 'balanced_labels', 'signal_plus_noise', 'fplr_weights',
+           'vectors_from_gram', 'aligned_vectors', 'attention_kernel', 'diagonal_level',
+           'gaussian_equivalent_kernel', 'ridge_errors', 'EmpiricalErrors', 'empirical_errors']
 
 # %% ../../nbs/03b_rmt_kernel.ipynb #77fb8959
 def _array_arg(name, value, **kw):
-    "check_array that also refuses None and booleans (ParameterTypeError) and empty arrays (ValueError), naming `name`."
+    "check_array that also refuses None, booleans (ParameterTypeError) and empty arrays."
     if value is None or isinstance(value, (bool, np.bool_)):
-        raise ParameterTypeError(f"{name} must be an array of real numbers, got {type(value).__name__}")
+        raise ParameterTypeError(f"{name} must be an array of real numbers, got "
+                                 f"{type(value).__name__}")
     a = check_array(name, value, **kw)
-    if np.asarray(value).dtype == bool: raise ParameterTypeError(f"{name} must be an array of real numbers, got booleans")
+    if np.asarray(value).dtype == bool:
+        raise ParameterTypeError(f"{name} must be an array of real numbers, got booleans")
     if a.size == 0: raise ValueError(f"{name} must not be empty, got shape {a.shape}")
     return a
 
+def _choice(name, value, choices):
+    "check_choice for a string option: anything but a str raises ParameterTypeError naming `name`."
+    if not isinstance(value, str):
+        raise ParameterTypeError(f"{name} must be one of {list(choices)} (a str), got "
+                                 f"{type(value).__name__}")
+    return check_choice(name, value, choices)
+
 def _gamma_grid(gamma, name="gamma"):
-    "Ridge parameters as a non-empty 1-d float grid, all finite and in (0, inf); errors name `name`."
+    "Ridge parameters as a non-empty 1-d float grid, all finite and in (0, inf)."
     g = np.atleast_1d(_array_arg(name, gamma))
-    if g.ndim != 1: raise ValueError(f"{name} must be a number or a 1-d list of ridge parameters, got shape {g.shape}")
-    if np.any(g <= 0): raise ValueError(f"{name} must lie in (0, inf), got {g if g.size < 6 else 'a grid with min ' + str(g.min())}")
+    if g.ndim != 1:
+        raise ValueError(f"{name} must be a number or a 1-d list of ridge parameters, got shape "
+                         f"{g.shape}")
+    if np.any(g <= 0):
+        got = g if g.size < 6 else f"a grid with min {g.min()}"
+        raise ValueError(f"{name} must lie in (0, inf), got {got}")
     return g
 
+# %% ../../nbs/03b_rmt_kernel.ipynb #vec-helpers
 VECTOR_MAX = 1e12 # largest squared norm of mu, w_K, w_Q in a simulation (= the theory's GRAM_MAX)
 
 def _vec(name, v, p):
     "A vector zero-padded to length p; entries beyond p are allowed only if they are 0."
     a = np.atleast_1d(_array_arg(name, v))
     if a.ndim != 1: raise ValueError(f"{name} must be a 1-d vector, got shape {a.shape}")
-    s = max(1.0, float(np.abs(a).max())) if a.size else 1.0      # the theory's range (attnstat.rmt.theory.GRAM_MAX):
-    if float(np.sum((a / s)**2)) * s * s > VECTOR_MAX:              # beyond it the kernel overflows, the errors are NaN
-        raise ValueError(f"{name} must have squared norm in [0, {VECTOR_MAX:g}], got {float(np.sum((a / s)**2)) * s * s:.3g}")
+    s = max(1.0, float(np.abs(a).max())) if a.size else 1.0
+    # beyond VECTOR_MAX the kernel overflows, the errors are NaN
+    norm2 = float(np.sum((a / s)**2)) * s * s
+    if norm2 > VECTOR_MAX:
+        raise ValueError(f"{name} must have squared norm in [0, {VECTOR_MAX:g}], got {norm2:.3g}")
     if a.size > p and np.any(a[p:] != 0):
-        raise ValueError(f"{name} has non-zero entries beyond coordinate {p}, so it does not fit in dimension p = {p}: "
-                         f"raise p or give a shorter {name} (got length {a.size})")
+        raise ValueError(f"{name} has non-zero entries beyond coordinate {p}, so it does not fit "
+                         f"in dimension p = {p}: raise p or give a shorter {name} "
+                         f"(got length {a.size})")
     out = np.zeros(p); out[:min(a.size, p)] = a[:p]
     return out
+
+def _weights(w_K, w_Q, p):
+    "(w_K, w_Q) zero-padded to length p, or (None, None) for W = I; one of them alone is refused."
+    if (w_K is None) != (w_Q is None):
+        raise ValueError(f"{'w_Q' if w_Q is None else 'w_K'} must be given with "
+                         f"{'w_K' if w_Q is None else 'w_Q'} (or both None for W = I)")
+    return (None, None) if w_K is None else (_vec("w_K", w_K, p), _vec("w_Q", w_Q, p))
 
 def _guard(n, p, nbytes):
     "check_memory naming the size that dominates the estimate."
     return check_memory("n" if n >= p else "p", nbytes)
 
+def _sim_params(act, n, p, mu, wk, wq, **extra) -> dict:
+    "The parameters of a simulation: nonlinearity, sizes and the Gram entries of (mu, w_K, w_Q)."
+    return {"f": act.label, "n": n, "p": p, "snr": float(mu @ mu), "kk": float(wk @ wk),
+            "qq": float(wq @ wq), "kq": float(wk @ wq), "mk": float(mu @ wk), "mq": float(mu @ wq),
+            **extra}
+
 # %% ../../nbs/03b_rmt_kernel.ipynb #51abdef2
 def balanced_labels(n:int, # number of tokens (>= 2)
                     seed=None, # int, None or Generator
                    ) -> np.ndarray:
-    "n labels in {-1, +1} with n//2 of them -1, in random order."
+    """n labels in {-1, +1} with n//2 of them -1, in random order.
+
+    Parameters
+    ----------
+    n : int
+        number of tokens (>= 2)
+    seed : default None
+        int, None or Generator
+    """
     n = check_int("n", n, lo=2)
     check_memory("n", 16.0 * n)
     y = np.ones(n); y[: n // 2] = -1.0
@@ -68,7 +110,19 @@ def signal_plus_noise(n:int, # number of tokens (>= 2)
                       mu, # signal vector (zero-padded to length p)
                       seed=None, # int, None or Generator
                      ) -> tuple:
-    "Tokens X = mu y^T + Z (p x n) with balanced labels y and i.i.d. N(0, 1) noise Z; returns (X, y)."
+    """Tokens X = mu y^T + Z (p x n), balanced labels y, i.i.d. N(0, 1) noise Z; returns (X, y).
+
+    Parameters
+    ----------
+    n : int
+        number of tokens (>= 2)
+    p : int
+        embedding dimension (>= 1)
+    mu
+        signal vector (zero-padded to length p)
+    seed : default None
+        int, None or Generator
+    """
     n = check_int("n", n, lo=2); p = check_int("p", p, lo=1)
     _guard(n, p, 16.0 * p * n)
     mu = _vec("mu", mu, p); rng = as_generator(seed)
@@ -80,7 +134,17 @@ def fplr_weights(w_K, # key direction
                  w_Q, # query direction
                  p:int|None=None, # dimension (default: the longer vector's length)
                 ) -> np.ndarray:
-    "The full-plus-low-rank key–query matrix W = W_K^T W_Q = I_p + w_K w_Q^T."
+    """The full-plus-low-rank key–query matrix W = W_K^T W_Q = I_p + w_K w_Q^T.
+
+    Parameters
+    ----------
+    w_K
+        key direction
+    w_Q
+        query direction
+    p : int | None, default None
+        dimension (default: the longer vector's length)
+    """
     w_K, w_Q = np.atleast_1d(_array_arg("w_K", w_K)), np.atleast_1d(_array_arg("w_Q", w_Q))
     p = max(w_K.size, w_Q.size) if p is None else check_int("p", p, lo=1)
     check_memory("p", 16.0 * p * p)
@@ -89,7 +153,13 @@ def fplr_weights(w_K, # key direction
 # %% ../../nbs/03b_rmt_kernel.ipynb #a514d794
 def vectors_from_gram(gram, # 3 x 3 positive semi-definite Gram matrix of (mu, w_K, w_Q)
                      ) -> tuple:
-    "Vectors (mu, w_K, w_Q) in R^3 with the prescribed Gram matrix."
+    """Vectors (mu, w_K, w_Q) in R^3 with the prescribed Gram matrix.
+
+    Parameters
+    ----------
+    gram
+        3 x 3 positive semi-definite Gram matrix of (mu, w_K, w_Q)
+    """
     gram = _array_arg("gram", gram)
     if gram.shape != (3, 3): raise ValueError(f"gram must be 3 x 3, got shape {gram.shape}")
     C = cov_sqrt(gram, name="gram")
@@ -102,8 +172,24 @@ def aligned_vectors(snr:float, # ||mu||^2
                     r_Q:float|None=None, # ||w_Q|| (default r)
                     phi_Q:float|None=None, # angle between w_Q and mu (default phi)
                    ) -> tuple:
-    "mu = sqrt(snr) e1, w_K = r (cos phi e1 + sin phi e2), w_Q likewise (default w_Q = w_K)."
-    snr = check_real("snr", snr, lo=0.0); r = check_real("r", r, lo=0.0); phi = check_real("phi", phi)
+    """mu = sqrt(snr) e1, w_K = r (cos phi e1 + sin phi e2), w_Q likewise (default w_Q = w_K).
+
+    Parameters
+    ----------
+    snr : float
+        ||mu||^2
+    r : float, default 1.0
+        ||w_K||
+    phi : float, default 0.0
+        angle between w_K and mu
+    r_Q : float | None, default None
+        ||w_Q|| (default r)
+    phi_Q : float | None, default None
+        angle between w_Q and mu (default phi)
+    """
+    snr = check_real("snr", snr, lo=0.0)
+    r = check_real("r", r, lo=0.0)
+    phi = check_real("phi", phi)
     r_Q = r if r_Q is None else check_real("r_Q", r_Q, lo=0.0)
     phi_Q = phi if phi_Q is None else check_real("phi_Q", phi_Q)
     return (np.array([math.sqrt(snr), 0.0]), r * np.array([math.cos(phi), math.sin(phi)]),
@@ -111,51 +197,93 @@ def aligned_vectors(snr:float, # ||mu||^2
 
 # %% ../../nbs/03b_rmt_kernel.ipynb #13360153
 def _bilinear(X, w_K, w_Q):
-    "X^T W X with W = I + w_K w_Q^T, without forming W."
-    p = X.shape[0]
+    "X^T W X with W = I + w_K w_Q^T (w_K, w_Q of length p, or None for W = I), without forming W."
     T = X.T @ X
-    if w_K is not None and w_Q is not None:
-        T += np.outer(X.T @ _vec("w_K", w_K, p), X.T @ _vec("w_Q", w_Q, p))
+    if w_K is not None: T += np.outer(X.T @ w_K, X.T @ w_Q)
     return T
 
 def attention_kernel(X, # tokens, p x n
-                     f, # activation: a name, a callable or an Activation
-                     w_K=None, # key direction (None: W = I)
+                     f, # nonlinearity: a name, a callable or a Nonlinearity
+                     w_K=None, # key direction (None, with w_Q None: W = I)
                      w_Q=None, # query direction
                      diag:str="zero", # "zero" the diagonal or "keep" it
                     ) -> np.ndarray:
-    "K_X = (f0(X^T W X/sqrt p) - a0)/sqrt p, with entry (i, j) = f(key_i . query_j)/sqrt p."
+    """K_X = (f0(X^T W X/sqrt p) - a0)/sqrt p, with entry (i, j) = f(key_i . query_j)/sqrt p.
+
+    Parameters
+    ----------
+    X
+        tokens, p x n
+    f
+        nonlinearity: a name, a callable or a Nonlinearity
+    w_K : default None
+        key direction (None, with w_Q None: W = I)
+    w_Q : default None
+        query direction
+    diag : str, default 'zero'
+        "zero" the diagonal or "keep" it
+    """
     X = _array_arg("X", X, ndim=2); p, n = X.shape
-    act = activation(f); check_choice("diag", diag, ("zero", "keep"))
+    act = activation(f); _choice("diag", diag, ("zero", "keep"))
     _guard(n, p, 8.0 * (3 * n * n + p * n))
-    T = _bilinear(X, w_K, w_Q); T /= math.sqrt(p)
+    wk, wq = _weights(w_K, w_Q, p)
+    T = _bilinear(X, wk, wq); T /= math.sqrt(p)
     K = act(T); K -= act.coef.a0; K /= math.sqrt(p)
     if diag == "zero": np.fill_diagonal(K, 0.0)
     return K
 
 # %% ../../nbs/03b_rmt_kernel.ipynb #b913bfb5
-def diagonal_level(f, # activation
+def diagonal_level(f, # nonlinearity
                    p:int, # embedding dimension
                   ) -> float:
-    "The diagonal level d = (f0(sqrt p) - a0)/sqrt p that stands for the kept kernel diagonal in the theory."
+    """The level d = (f0(sqrt p) - a0)/sqrt p that stands for the kept kernel diagonal in the
+    theory.
+
+    Parameters
+    ----------
+    f
+        nonlinearity
+    p : int
+        embedding dimension
+    """
     act = activation(f); p = check_int("p", p, lo=1)
     return float((act(np.array([math.sqrt(p)]))[0] - act.coef.a0) / math.sqrt(p))
 
 # %% ../../nbs/03b_rmt_kernel.ipynb #7fb96a77
 def gaussian_equivalent_kernel(X, # tokens, p x n
-                               f, # activation
-                               w_K=None, # key direction
+                               f, # nonlinearity
+                               w_K=None, # key direction (None, with w_Q None: W = I)
                                w_Q=None, # query direction
                                diag:str="zero", # "zero": d = 0; "keep": d = diagonal_level(f, p)
                                seed=None, # for the noise N_sigma
-                               a2_term:bool=False, # add the rank-two term a2 (psi 1^T + 1 psi^T)/sqrt(2p)
+                               a2_term:bool=False, # add a2 (psi 1^T + 1 psi^T)/sqrt(2p) (rank two)
                               ) -> np.ndarray:
-    "K~ = a1 (X^T W X/p - I) + d I + N_sigma: linear attention plus symmetric noise of entry variance sigma^2/p."
+    """K~ = a1 (X^T W X/p - I) + d I + N_sigma: linear attention plus noise of variance sigma^2/p.
+
+    Parameters
+    ----------
+    X
+        tokens, p x n
+    f
+        nonlinearity
+    w_K : default None
+        key direction (None, with w_Q None: W = I)
+    w_Q : default None
+        query direction
+    diag : str, default 'zero'
+        "zero": d = 0; "keep": d = diagonal_level(f, p)
+    seed : default None
+        for the noise N_sigma
+    a2_term : bool, default False
+        add a2 (psi 1^T + 1 psi^T)/sqrt(2p) (rank two)
+    """
     X = _array_arg("X", X, ndim=2); p, n = X.shape
-    act = activation(f); check_choice("diag", diag, ("zero", "keep")); a2_term = _check_bool("a2_term", a2_term)
+    act = activation(f); _choice("diag", diag, ("zero", "keep"))
+    a2_term = _check_bool("a2_term", a2_term); rng = as_generator(seed)
     _guard(n, p, 8.0 * (4 * n * n + p * n))
-    K = act.coef.a1 * (_bilinear(X, w_K, w_Q) / p - np.eye(n))
-    N = as_generator(seed).standard_normal((n, n)) * math.sqrt(act.coef.sigma2 / (2 * p))
+    wk, wq = _weights(w_K, w_Q, p)
+    K = act.coef.a1 * (_bilinear(X, wk, wq) / p - np.eye(n))
+    N = rng.standard_normal((n, n)) * math.sqrt(act.coef.sigma2 / (2 * p))
     N += N.T; np.fill_diagonal(N, 0.0)
     K += N
     if a2_term and act.coef.a2 != 0:
@@ -170,7 +298,17 @@ def ridge_errors(Phi, # features, p x n (one column per token)
                  y, # labels (n,)
                  gammas, # ridge parameters > 0
                 ) -> np.ndarray:
-    "Training errors gamma^2 y^T Q^2 y/n of the ridge readout on Phi, on a gamma grid, from one eigendecomposition."
+    """Training errors gamma^2 y^T Q^2 y/n of the ridge readout on Phi on a gamma grid (one eigh).
+
+    Parameters
+    ----------
+    Phi
+        features, p x n (one column per token)
+    y
+        labels (n,)
+    gammas
+        ridge parameters > 0
+    """
     Phi = _array_arg("Phi", Phi, ndim=2); p, n = Phi.shape
     y = _array_arg("y", y, shape=(n,)); g = _gamma_grid(gammas, "gammas")
     m = min(p, n); check_memory("min(p, n)", 8.0 * (3 * m * m + g.size * m))
@@ -185,16 +323,30 @@ def ridge_errors(Phi, # features, p x n (one column per token)
 # %% ../../nbs/03b_rmt_kernel.ipynb #e74f9249
 @dataclass
 class EmpiricalErrors:
-    "Per-trial interpolation errors of attention and ridge regression on one gamma grid."
+    """Per-trial interpolation errors of attention and ridge regression on one gamma grid.
+
+    Parameters
+    ----------
+    gamma : np.ndarray
+        the gamma grid (G,)
+    attention : np.ndarray
+        E_Attn per trial (trials, G)
+    ridge : np.ndarray
+        E_RR per trial on the same (X, y) (trials, G)
+    params : dict, default field(default_factory=dict)
+        what made the data (n, p, f, Gram entries, seed)
+    """
     gamma: np.ndarray # the gamma grid (G,)
     attention: np.ndarray # E_Attn per trial (trials, G)
     ridge: np.ndarray # E_RR per trial on the same (X, y) (trials, G)
-    params: dict = field(default_factory=dict) # what made the data (n, p, f, Gram entries, seed, ...)
+    params: dict = field(default_factory=dict) # what made the data (n, p, f, Gram entries, seed)
     @property
     def difference(self) -> np.ndarray:
         "Paired differences E_Attn - E_RR per trial."
         return self.attention - self.ridge
-    def _ms(self, a): return mean_stderr(a, axis=0) if a.shape[0] > 1 else (a[0], np.full(a.shape[1], np.nan))
+    def _ms(self, a):
+        "Mean and standard error over trials (the error is NaN for one trial)."
+        return mean_stderr(a, axis=0) if a.shape[0] > 1 else (a[0], np.full(a.shape[1], np.nan))
     @property
     def attention_mean(self) -> np.ndarray: return self._ms(self.attention)[0]
     @property
@@ -209,16 +361,17 @@ class EmpiricalErrors:
     def difference_se(self) -> np.ndarray: return self._ms(self.difference)[1]
     def table(self) -> dict:
         "Columns gamma, attention, attention_se, ridge, ridge_se, difference, difference_se."
-        return dict(gamma=self.gamma, attention=self.attention_mean, attention_se=self.attention_se,
-                    ridge=self.ridge_mean, ridge_se=self.ridge_se,
-                    difference=self.difference_mean, difference_se=self.difference_se)
+        return {"gamma": self.gamma, "attention": self.attention_mean,
+                "attention_se": self.attention_se, "ridge": self.ridge_mean,
+                "ridge_se": self.ridge_se,
+                "difference": self.difference_mean, "difference_se": self.difference_se}
     def rows(self) -> list:
         "The table as one dict per gamma (for `attnstat.report.md_table`)."
         t = self.table()
         return [{k: float(v[i]) for k, v in t.items()} for i in range(self.gamma.size)]
 
 # %% ../../nbs/03b_rmt_kernel.ipynb #9d6a33c7
-def empirical_errors(f, # activation: a name, a callable or an Activation
+def empirical_errors(f, # nonlinearity: a name, a callable or a Nonlinearity
                      n:int, # number of tokens (>= 2)
                      p:int, # embedding dimension (>= 1)
                      mu, # signal vector (zero-padded to length p)
@@ -227,25 +380,55 @@ def empirical_errors(f, # activation: a name, a callable or an Activation
                      gammas, # ridge parameters > 0
                      trials:int, # independent draws of (X, y)
                      seed, # int or Generator; trial t uses the t-th spawned child
-                     *, diag:str="zero", # kernel diagonal: "zero" (theory d = 0) or "keep" (d = diagonal_level)
+                     *, diag:str="zero", # "zero" the diagonal (d = 0) or "keep" it (diagonal_level)
                      kernel:str="real", # "real" nonlinear kernel or its "gaussian" equivalent
                     ) -> EmpiricalErrors:
-    "Simulated E_Attn and E_RR on the same (X, y) per trial, on a gamma grid (one eigendecomposition each)."
-    n = check_int("n", n, lo=2); p = check_int("p", p, lo=1); trials = check_int("trials", trials, lo=1)
-    check_choice("diag", diag, ("zero", "keep")); check_choice("kernel", kernel, ("real", "gaussian"))
+    """Simulated E_Attn and E_RR on the same (X, y) per trial, on a gamma grid.
+
+    Parameters
+    ----------
+    f
+        nonlinearity: a name, a callable or a Nonlinearity
+    n : int
+        number of tokens (>= 2)
+    p : int
+        embedding dimension (>= 1)
+    mu
+        signal vector (zero-padded to length p)
+    w_K
+        key direction (zero-padded to length p)
+    w_Q
+        query direction (zero-padded to length p)
+    gammas
+        ridge parameters > 0
+    trials : int
+        independent draws of (X, y)
+    seed
+        int or Generator; trial t uses the t-th spawned child
+    diag : str, default 'zero'
+        "zero" the diagonal (d = 0) or "keep" it (diagonal_level)
+    kernel : str, default 'real'
+        "real" nonlinear kernel or its "gaussian" equivalent
+    """
+    act = activation(f)
+    n = check_int("n", n, lo=2)
+    p = check_int("p", p, lo=1)
+    trials = check_int("trials", trials, lo=1)
     g = _gamma_grid(gammas, "gammas")
+    _choice("diag", diag, ("zero", "keep")); _choice("kernel", kernel, ("real", "gaussian"))
     m = min(p, n)
     _guard(n, p, 8.0 * (5 * n * n + 4 * p * n + 3 * m * m))
     check_memory("trials", 16.0 * trials * g.size)
-    check_seconds("trials", 4e-9 * trials * n * n * (n + p)) # run-time estimate: ~0.05 s per trial at n = 256, p = 128 (one core)
-    act = activation(f)
+    # about 0.05 s per trial at n = 256, p = 128 (one core)
+    check_seconds("trials", 4e-9 * trials * n * n * (n + p))
     mu_, wk, wq = _vec("mu", mu, p), _vec("w_K", w_K, p), _vec("w_Q", w_Q, p)
+    rngs = spawn(seed, trials)
     A, R = np.empty((trials, g.size)), np.empty((trials, g.size))
-    for t, rng in enumerate(spawn(seed, trials)):
+    for t, rng in enumerate(rngs):
         X, y = signal_plus_noise(n, p, mu_, rng)
-        K = attention_kernel(X, act, wk, wq, diag) if kernel == "real" else gaussian_equivalent_kernel(X, act, wk, wq, diag, rng)
+        if kernel == "real": K = attention_kernel(X, act, wk, wq, diag)
+        else: K = gaussian_equivalent_kernel(X, act, wk, wq, diag, rng)
         A[t] = ridge_errors(X @ K, y, g)
         R[t] = ridge_errors(X, y, g)
-    params = dict(f=act.label, n=n, p=p, snr=float(mu_ @ mu_), kk=float(wk @ wk), qq=float(wq @ wq), kq=float(wk @ wq),
-                  mk=float(mu_ @ wk), mq=float(mu_ @ wq), trials=trials, seed=seed, diag=diag, kernel=kernel)
+    params = _sim_params(act, n, p, mu_, wk, wq, trials=trials, seed=seed, diag=diag, kernel=kernel)
     return EmpiricalErrors(g, A, R, params)

@@ -4,58 +4,328 @@
 
 # %% ../../nbs/03f_rmt_multihead.ipynb #637631f2
 from __future__ import annotations
+
 import math
 from dataclasses import dataclass, field
+
 import numpy as np
-from ..core import (check_real, check_int, check_choice, check_memory, spawn, ConvergenceError, ParameterTypeError)
-from ..gaussian import mean_stderr, _check_bool
-from .hermite import activation, Activation
-from .models import _array_arg, _gamma_grid, _vec, signal_plus_noise, ridge_errors
-from .theory import (GAMMA_RANGE, GRAM_MAX, mp_rule, spiked_rule, ridge_error, _noise_solution, _solve_one,
-                                 _schedule, _H, _fp_map, _dx_implicit)
-from .generalisation import _fit_predict, ridge_test_error, _spectral_nodes
-from .sweeps import feature_scale, ridge_feature_scale, ridge_effective_dof
+
+from ..core import ConvergenceError, ParameterTypeError, check_int, check_memory, check_real, spawn
+from ..fixed_point import FixedPointResult
+from ..gaussian import _check_bool, mean_stderr
+from .generalisation import _fit_predict, _spectral_nodes
+from .hermite import Nonlinearity, activation
+from .models import _array_arg, _choice, _gamma_grid, _vec, ridge_errors, signal_plus_noise
+from .sweeps import feature_scale, ridge_effective_dof, ridge_feature_scale
+from .theory import (_H, GAMMA_RANGE, GRAM_MAX, _continue, _dx_implicit, _noise_solution,
+                                 mp_rule, ridge_error, spiked_rule, theory_options)
 
 # %% auto #0
-__all__ = ['HEADS', 'RESIDUALS', 'HEAD_FAMILIES', 'READOUTS', 'MH_GAMMAS', 'MH_HS', 'RES_GAMMAS', 'MH_MAP_CS', 'MH_MAP_SNRS',
-           'head_family', 'head_activation', 'MultiheadTheory', 'multihead_theory', 'multihead_error',
-           'multihead_kernel', 'readout_features', 'readout_feature_scale', 'readout_dof', 'MultiheadSimulation',
-           'simulate_multihead', 'run_mh_panel', 'load_mh_panel', 'multihead_test_error', 'compare_multihead_ridge',
-           'mh_difference_map']
+__all__ = ['HEAD_MODES', 'READOUTS', 'HEAD_FAMILIES', 'MH_GAMMAS', 'MH_HS', 'RES_GAMMAS',
+           'MH_MAP_CS', 'MH_MAP_SNRS', 'HeadMode', 'AverageHeads', 'SumHeads', 'register_head_mode',
+           'head_mode_names', 'Readout', 'NoResidual', 'SumResidual', 'ConcatResidual',
+           'RidgeReadout', 'register_readout', 'readout_names', 'residual_names', 'HeadFamily',
+           'IdenticalHeads', 'SharedHeads', 'HeteroHeads', 'register_head_family',
+           'head_family_names', 'head_family', 'head_activation', 'MultiheadTheory',
+           'multihead_theory', 'multihead_error', 'multihead_kernel', 'readout_features',
+           'readout_feature_scale', 'readout_dof', 'MultiheadSimulation', 'SimulationOptions',
+           'simulate_multihead', 'run_mh_panel', 'load_mh_panel', 'multihead_test_error',
+           'compare_multihead_ridge', 'mh_difference_map']
 
 # %% ../../nbs/03f_rmt_multihead.ipynb #3a0bc16c
-HEADS = ("average", "sum")
-RESIDUALS = ("none", "sum", "concat")
-HEAD_FAMILIES = ("identical", "shared", "hetero")
+def _register(registry, base, cls, overwrite, what):
+    "Add the subclass `cls` of `base` to `registry` under cls.name (a clash needs overwrite=True)."
+    if not (isinstance(cls, type) and issubclass(cls, base)):
+        raise ParameterTypeError(f"cls must be a subclass of {base.__name__}, got {cls!r}")
+    overwrite = _check_bool("overwrite", overwrite)
+    if not isinstance(cls.name, str) or not cls.name:
+        raise ValueError(f"cls.name must be a non-empty str (the {what}'s registry name)")
+    if cls.name in registry and registry[cls.name] is not cls and not overwrite:
+        raise ValueError(f"cls: a {what} named {cls.name!r} is registered; pass overwrite=True")
+    registry[cls.name] = cls
+    return cls
+
+def _resolve(registry, base, name, value):
+    "An instance of `base` from a registered name, a subclass or an instance (errors name `name`)."
+    if isinstance(value, base): return value
+    if isinstance(value, type) and issubclass(value, base): return value()
+    if isinstance(value, str): return registry[_choice(name, value, tuple(registry))]()
+    raise ParameterTypeError(f"{name} must be one of {list(registry)} or a {base.__name__}, "
+                             f"got {type(value).__name__}")
+
+# %% ../../nbs/03f_rmt_multihead.ipynb #headmodes
+class HeadMode:
+    "How the H head kernels combine: K = (factor(H)/H) sum_h K_h, factor 1 for the average."
+    name = ""
+    def factor(self, H:int, # number of heads
+              ) -> float:
+        """The kernel relative to the average of the heads.
+
+        Parameters
+        ----------
+        H : int
+            number of heads
+        """
+        raise NotImplementedError
+
+class AverageHeads(HeadMode):
+    "K = (1/H) sum_h K_h."
+    name = "average"
+    def factor(self, H:int, # number of heads
+              ) -> float:
+        """1: the average itself.
+
+        Parameters
+        ----------
+        H : int
+            number of heads
+        """
+        return 1.0
+
+class SumHeads(HeadMode):
+    "K = sum_h K_h = H times the average: the theory's gamma -> gamma/H^2 and residual weight 1/H."
+    name = "sum"
+    def factor(self, H:int, # number of heads
+              ) -> float:
+        """H.
+
+        Parameters
+        ----------
+        H : int
+            number of heads
+        """
+        return float(H)
+
+HEAD_MODES = {} # name -> HeadMode subclass
+
+def register_head_mode(cls, # a HeadMode subclass with a unique `name`
+                       overwrite:bool=False, # replace a registered mode of the same name
+                      ):
+    """Register a way of combining the heads (usable as a class decorator).
+
+    Parameters
+    ----------
+    overwrite : bool, default False
+        replace a registered mode of the same name
+    """
+    return _register(HEAD_MODES, HeadMode, cls, overwrite, "head mode")
+
+def head_mode_names() -> tuple:
+    "Names of the registered head modes (the command line's choices)."
+    return tuple(HEAD_MODES)
+
+for _cls in (AverageHeads, SumHeads): register_head_mode(_cls)
+
+# %% ../../nbs/03f_rmt_multihead.ipynb #readouts
+class Readout:
+    "A ridge readout of H-head attention: its features and the shifts of its theory."
+    name = ""
+    has_theory = True # a deterministic equivalent of its interpolation error (multihead_theory)
+    # a deterministic equivalent of its fresh-token test error (multihead_test_error)
+    has_test_theory = False
+    def features(self, X, # tokens, p x m
+                 XK, # attention features X K, p x m
+                ) -> np.ndarray:
+        """The features the readout is fitted on.
+
+        Parameters
+        ----------
+        X
+            tokens, p x m
+        XK
+            attention features X K, p x m
+        """
+        raise NotImplementedError
+    def diag_shift(self, hs:float, # the head mode's factor
+                  ) -> float:
+        """What the residual adds to the kernel diagonal level d of the theory.
+
+        Parameters
+        ----------
+        hs : float
+            the head mode's factor
+        """
+        return 0.0
+    def omega(self, hs:float, # the head mode's factor
+             ) -> float|None:
+        """Weight of X in a concatenated readout [sqrt(omega) X; X K] (None: no concatenation).
+
+        Parameters
+        ----------
+        hs : float
+            the head mode's factor
+        """
+        return None
+    def test_weight(self, gscale:float, # gamma scale 1/hs^2 of the head mode
+                   ) -> float:
+        """Weight of the fresh token x_star itself in its test feature.
+
+        Parameters
+        ----------
+        gscale : float
+            gamma scale 1/hs^2 of the head mode
+        """
+        return 0.0
+
+# %% ../../nbs/03f_rmt_multihead.ipynb #readouts2
+class NoResidual(Readout):
+    "The readout on the attention features X K."
+    name = "none"
+    has_test_theory = True
+    def features(self, X, XK): return XK
+
+class SumResidual(Readout):
+    "The readout on X (I + K): the identity adds 1/hs to the diagonal level of the averaged kernel."
+    name = "sum"
+    has_test_theory = True
+    def features(self, X, XK): return X + XK
+    def diag_shift(self, hs): return 1.0 / hs
+    def test_weight(self, gscale): return math.sqrt(gscale)
+
+class ConcatResidual(Readout):
+    "The readout on [X; X K]: a new fixed point with X weighted by omega = 1/hs^2."
+    name = "concat"
+    def features(self, X, XK): return np.vstack([X, XK])
+    def omega(self, hs): return 1.0 / hs**2
+
+class RidgeReadout(Readout):
+    "Ridge regression on the tokens X alone (its theory is ridge_error)."
+    name = "ridge"
+    has_theory = False
+    def features(self, X, XK): return X
+
+# %% ../../nbs/03f_rmt_multihead.ipynb #readoutreg
+READOUTS = {} # name -> Readout subclass
+
+def register_readout(cls, # a Readout subclass with a unique `name`
+                     overwrite:bool=False, # replace a registered readout of the same name
+                    ):
+    """Register a readout (a class decorator too); simulate_multihead fits every registered one.
+
+    Parameters
+    ----------
+    overwrite : bool, default False
+        replace a registered readout of the same name
+    """
+    return _register(READOUTS, Readout, cls, overwrite, "readout")
+
+def readout_names() -> tuple:
+    "Names of all registered readouts (the simulations' choices)."
+    return tuple(READOUTS)
+
+def residual_names() -> tuple:
+    "Names of the registered readouts with a theory (the `residual` choices of multihead_theory)."
+    return tuple(k for k, v in READOUTS.items() if v.has_theory)
+
+for _cls in (NoResidual, SumResidual, ConcatResidual, RidgeReadout): register_readout(_cls)
 
 # %% ../../nbs/03f_rmt_multihead.ipynb #abbd22b2
-def head_family(family:str, # "identical", "shared" (configuration A) or "hetero" (configuration B)
+class HeadFamily:
+    "A documented family of H head directions in R^(2H+1) around mu_hat = e_0, all of norm r."
+    name = ""
+    def head(self, h:int, # the head, 0 <= h < H
+             H:int, # number of heads
+             r:float, # ||w_K^h|| = ||w_Q^h||
+            ) -> tuple:
+        """(w_K^h, w_Q^h) as {coordinate: value} entries.
+
+        Parameters
+        ----------
+        h : int
+            the head, 0 <= h < H
+        H : int
+            number of heads
+        r : float
+            ||w_K^h|| = ||w_Q^h||
+        """
+        raise NotImplementedError
+
+class IdenticalHeads(HeadFamily):
+    "w_K^h = w_Q^h = r mu_hat for every head."
+    name = "identical"
+    def head(self, h, H, r): return {0: r}, {0: r}
+
+class SharedHeads(HeadFamily):
+    "Configuration A: keys = queries = r (cos(pi/4) mu_hat + sin(pi/4) e_h)."
+    name = "shared"
+    def head(self, h, H, r):
+        k = {0: r * math.cos(math.pi / 4), 1 + h: r * math.sin(math.pi / 4)}
+        return k, dict(k)
+
+class HeteroHeads(HeadFamily):
+    "Configuration B: non-symmetric heads at the angles t_h = (h + 1/2) pi/(2H) to mu_hat."
+    name = "hetero"
+    # keys r (cos t mu_hat + sin t e_h), queries r (sin t mu_hat + cos t e_(H+h))
+    def head(self, h, H, r):
+        t = (h + 0.5) * math.pi / (2 * H)
+        return ({0: r * math.cos(t), 1 + h: r * math.sin(t)},
+                {0: r * math.sin(t), 1 + H + h: r * math.cos(t)})
+
+# %% ../../nbs/03f_rmt_multihead.ipynb #familyreg
+HEAD_FAMILIES = {} # name -> HeadFamily subclass
+
+def register_head_family(cls, # a HeadFamily subclass with a unique `name`
+                         overwrite:bool=False, # replace a registered family of the same name
+                        ):
+    """Register a family of head directions (usable as a class decorator).
+
+    Parameters
+    ----------
+    overwrite : bool, default False
+        replace a registered family of the same name
+    """
+    return _register(HEAD_FAMILIES, HeadFamily, cls, overwrite, "head family")
+
+def head_family_names() -> tuple:
+    "Names of the registered head families (the command line's choices)."
+    return tuple(HEAD_FAMILIES)
+
+for _cls in (IdenticalHeads, SharedHeads, HeteroHeads): register_head_family(_cls)
+
+def head_family(family, # a name from head_family_names(), or a HeadFamily
                 H:int, # number of heads >= 1
                 r:float=1.5, # ||w_K^h|| = ||w_Q^h||
                 snr:float=1.0, # ||mu||^2
                ) -> tuple:
-    "(mu, W_K, W_Q) in R^(2H+1), W_K and W_Q of shape (2H+1, H): the documented head families of the chapter."
-    check_choice("family", family, HEAD_FAMILIES); H = check_int("H", H, lo=1, hi=4096)
+    """(mu, W_K, W_Q) in R^(2H+1), W_K and W_Q of shape (2H+1, H): the chapter's head families.
+
+    Parameters
+    ----------
+    family
+        a name from head_family_names(), or a HeadFamily
+    H : int
+        number of heads >= 1
+    r : float, default 1.5
+        ||w_K^h|| = ||w_Q^h||
+    snr : float, default 1.0
+        ||mu||^2
+    """
+    fam = _resolve(HEAD_FAMILIES, HeadFamily, "family", family)
+    H = check_int("H", H, lo=1, hi=4096)
     r = check_real("r", r, lo=0.0, hi=1e6); snr = check_real("snr", snr, lo=0.0, hi=1e12)
     d = 2 * H + 1; mu = np.zeros(d); mu[0] = math.sqrt(snr)
     WK, WQ = np.zeros((d, H)), np.zeros((d, H))
     for h in range(H):
-        if family == "identical":                   # w_K^h = w_Q^h = r mu_hat for every head
-            WK[0, h] = WQ[0, h] = r
-        elif family == "shared":                    # r (cos(pi/4) mu_hat + sin(pi/4) e_h), keys = queries
-            WK[0, h] = WQ[0, h] = r * math.cos(math.pi / 4); WK[1 + h, h] = WQ[1 + h, h] = r * math.sin(math.pi / 4)
-        else:                                       # t_h = (h + 1/2) pi/(2H): keys r(cos t mu_hat + sin t e_h), queries r(sin t mu_hat + cos t e_{H+h})
-            t = (h + 0.5) * math.pi / (2 * H)
-            WK[0, h], WK[1 + h, h] = r * math.cos(t), r * math.sin(t)
-            WQ[0, h], WQ[1 + H + h, h] = r * math.sin(t), r * math.cos(t)
+        k, q = fam.head(h, H, r)
+        for i, v in k.items(): WK[i, h] = v
+        for i, v in q.items(): WQ[i, h] = v
     return mu, WK, WQ
+
+# %% ../../nbs/03f_rmt_multihead.ipynb #deprecated-names
+def __getattr__(name):
+    "Deprecated (one release): RESIDUALS = residual_names(), HEADS = head_mode_names()."
+    if name == "RESIDUALS": return residual_names()
+    if name == "HEADS": return head_mode_names()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 # %% ../../nbs/03f_rmt_multihead.ipynb #1a1fee2b
 def _heads_arg(name, W, d=None):
     "A (d, H) float matrix of head directions (a 1-d vector is one head); errors name `name`."
     a = _array_arg(name, W)
     if a.ndim == 1: a = a[:, None]
-    if a.ndim != 2: raise ValueError(f"{name} must be a vector or a (d, H) matrix of head directions, got shape {a.shape}")
+    if a.ndim != 2:
+        raise ValueError(f"{name} must be a vector or a (d, H) matrix of head directions, got "
+                         f"shape {a.shape}")
     if d is not None and a.shape[0] != d:
         raise ValueError(f"{name} must have {d} rows (the length of mu), got shape {a.shape}")
     if float(np.sum(a * a, axis=0).max()) > GRAM_MAX:
@@ -66,62 +336,116 @@ def _scales(alpha, H):
     "Identity scales alpha_h > 0 of the heads (default all 1)."
     if alpha is None: return np.ones(H)
     a = np.atleast_1d(_array_arg("alpha", alpha))
-    if a.shape != (H,): raise ValueError(f"alpha must have one entry per head (H = {H}), got shape {a.shape}")
+    if a.shape != (H,):
+        raise ValueError(f"alpha must have one entry per head (H = {H}), got shape {a.shape}")
     if np.any(a <= 0) or np.any(a > 1e6): raise ValueError(f"alpha must lie in (0, 1e6], got {a}")
     return a
 
+def _mh_weights(mu, W_K, W_Q) -> tuple:
+    "Validated (mu, W_K, W_Q): a 1-d mu and two (len(mu), H) matrices of head directions."
+    mu = np.atleast_1d(_array_arg("mu", mu))
+    if mu.ndim != 1: raise ValueError(f"mu must be a 1-d vector, got shape {mu.shape}")
+    if float(mu @ mu) > GRAM_MAX:
+        raise ValueError(f"mu must have squared norm in [0, {GRAM_MAX:g}]")
+    WK, WQ = _heads_arg("W_K", W_K, mu.size), _heads_arg("W_Q", W_Q, mu.size)
+    if WK.shape != WQ.shape:
+        raise ValueError(f"W_K and W_Q must have the same shape, got {WK.shape} and {WQ.shape}")
+    return mu, WK, WQ
+
 # %% ../../nbs/03f_rmt_multihead.ipynb #b9bb18d5
-def head_activation(f, # activation: a name, a callable or an Activation
+def head_activation(f, # nonlinearity: a name, a callable or a Nonlinearity
                     alpha, # identity scales alpha_h > 0, one per head
-                   ) -> Activation:
-    "The activation g(t) = (1/H) sum_h f(alpha_h t) of the average of heads W_h = alpha_h I + w_K^h w_Q^hT."
+                   ) -> Nonlinearity:
+    """The nonlinearity g(t) = (1/H) sum_h f(alpha_h t) of the heads W_h = alpha_h I + w_K^h w_Q^hT.
+
+    Parameters
+    ----------
+    f
+        nonlinearity: a name, a callable or a Nonlinearity
+    alpha
+        identity scales alpha_h > 0, one per head
+    """
     act = activation(f); a = _scales(alpha, np.size(alpha))
     if np.all(a == 1.0): return act
     g = lambda t, a=a, f0=act.f0: sum(f0(ah * np.asarray(t, float)) for ah in a) / a.size
-    return Activation(g, name=f"mean_h {act.label}(alpha_h t)", breakpoints=tuple(sorted({b / ah for b in act.breakpoints for ah in a})))
+    bps = tuple(sorted({b / ah for b in act.breakpoints for ah in a}))
+    return Nonlinearity(g, name=f"mean_h {act.label}(alpha_h t)", breakpoints=bps)
 
 # %% ../../nbs/03f_rmt_multihead.ipynb #898d5794
 @dataclass
 class _MHProblem:
-    c: float; a1: float; s2: float; d: float; omega: float|None   # omega: weight of X in [sqrt(omega) X; XK] (None: no concatenation)
-    G: dict; rule: object; nu: object; gscale: float                # gscale: gamma_eff = gscale * gamma
+    "The multi-head problem: omega weighs X in [sqrt(omega) X; XK]; gamma_eff = gscale gamma."
+    c: float; a1: float; s2: float; d: float; omega: float|None
+    G: dict; rule: object; nu: object; gscale: float
 
 def _mh_gram(mu, WK, WQ) -> dict:
     "Inner products of mu and the head directions: mu2, mk, mq (H,), KK, QQ, KQ = W_K^T W_Q (H, H)."
-    return dict(mu2=float(mu @ mu), mk=WK.T @ mu, mq=WQ.T @ mu, KK=WK.T @ WK, QQ=WQ.T @ WQ, KQ=WK.T @ WQ)
+    return {"mu2": float(mu @ mu), "mk": WK.T @ mu, "mq": WQ.T @ mu, "KK": WK.T @ WK,
+            "QQ": WQ.T @ WQ, "KQ": WK.T @ WQ}
 
 def _integrals(rule, x, gamma, P):
-    "The spectral integrals F1, Psi, F3, rho, F5, F6, k over `rule` at self-energies x (complex-safe)."
+    "The spectral integrals F1, Psi, F3, rho, F5, F6, k over `rule` at the self-energies x."
     delta, eta, theta = x[0], x[1], x[2]
     lam, w = rule.all_nodes, rule.all_weights
     r = P.a1 / P.c
     m = r * lam - (P.a1 - P.d) - theta
     od = 1 + delta * lam
-    if P.omega is None:                               # readout on X K: P = a (1 + delta l) + l m^2, a = gamma (1 + eta)
+    if P.omega is None:       # readout on X K: P = a (1 + delta l) + l m^2, a = gamma (1 + eta)
         a = gamma * (1 + eta); iP = w / (a * od + lam * m * m); h = m * m
-    else:                                             # readout on [sqrt(omega) X; X K]: P = (a' + omega l)(1 + delta l) + l m^2, a' = gamma + eta
+    # on [sqrt(omega) X; X K]: P = (a' + omega l)(1 + delta l) + l m^2, a' = gamma + eta
+    else:
         a = gamma + eta; iP = w / ((a + P.omega * lam) * od + lam * m * m); h = P.omega * od + m * m
-    return a, dict(F1=(iP * h).sum(), Psi=(iP * od).sum(), F3=r * (iP * lam * m).sum(), rho=(iP * lam * od).sum(),
-                   F5=r * (iP * lam * lam * m).sum(), F6=r * r * (iP * lam**3 * m * m / od).sum(),
-                   k=r * r * (w * lam * lam / od).sum())
+    return a, {"F1": (iP * h).sum(), "Psi": (iP * od).sum(), "F3": r * (iP * lam * m).sum(),
+               "rho": (iP * lam * od).sum(), "F5": r * (iP * lam * lam * m).sum(),
+               "F6": r * r * (iP * lam**3 * m * m / od).sum(),
+               "k": r * r * (w * lam * lam / od).sum()}
 
 def _ybar_mh(x, gamma, P:_MHProblem):
-    "Deterministic equivalent of y^T Q y/n with the 2H x 2H Woodbury assembly (analytic in x and gamma)."
+    "Deterministic equivalent of y^T Q y/n by the 2H x 2H Woodbury assembly (analytic)."
     G, s2 = P.G, P.G["mu2"] + P.c
     a, I = _integrals(P.rule, x, gamma, P); _, J = _integrals(P.nu, x, gamma, P)
-    B = lambda UV, mu_u, mu_v, F: UV * I[F] - np.outer(mu_u, mu_v) * (I[F] - J[F]) / s2     # blockwise bilinear rule
+    # blockwise bilinear rule
+    B = lambda UV, mu_u, mu_v, F: UV * I[F] - np.outer(mu_u, mu_v) * (I[F] - J[F]) / s2
     q = (1 - s2 * J["F1"]) / a
     b = np.concatenate([G["mq"] * J["Psi"], G["mk"] * J["F3"]])
-    if not np.any(b != 0): return q                   # no head direction sees mu: the weights drop out
+    # no head direction sees mu: the weights drop out
+    if not np.any(b != 0): return q
     H = G["mk"].size; E = np.eye(H)
+    A22 = B(G["KK"], G["mk"], G["mk"], "F6") - B(G["KK"], G["mk"], G["mk"], "k")
     A = np.block([[B(G["QQ"], G["mq"], G["mq"], "rho"), E + B(G["KQ"].T, G["mq"], G["mk"], "F5")],
-                  [E + B(G["KQ"], G["mk"], G["mq"], "F5"), B(G["KK"], G["mk"], G["mk"], "F6") - B(G["KK"], G["mk"], G["mk"], "k")]])
+                  [E + B(G["KQ"], G["mk"], G["mq"], "F5"), A22]])
     return q - b @ np.linalg.solve(A, b)
 
 # %% ../../nbs/03f_rmt_multihead.ipynb #83b4ae2d
 @dataclass
 class MultiheadTheory:
-    "Theory table of a multi-head / residual readout on a gamma grid: errors, ybar, self-energies and diagnostics."
+    """Theory table of a multi-head / residual readout on a gamma grid, with the diagnostics.
+
+    Parameters
+    ----------
+    gamma : np.ndarray
+        the grid
+    error : np.ndarray
+        interpolation error -gamma^2 d ybar/d gamma
+    ybar : np.ndarray
+        deterministic equivalent of y^T Q y/n
+    ridge : np.ndarray
+        E_RR closed form on the same grid
+    delta : np.ndarray
+        self-energies (for residual="concat": those of the concatenated fixed point)
+    eta : np.ndarray
+        self-energy eta per gamma
+    theta : np.ndarray
+        self-energy theta per gamma
+    converged : np.ndarray
+        per gamma
+    n_iter : np.ndarray
+        fixed-point iterations per gamma
+    residual : np.ndarray
+        undamped residual of the fixed-point map per gamma
+    params : dict, default field(default_factory=dict)
+        c, f, H, heads, residual, a1, sigma2, d, omega, ...
+    """
     gamma: np.ndarray # the grid
     error: np.ndarray # interpolation error -gamma^2 d ybar/d gamma
     ybar: np.ndarray # deterministic equivalent of y^T Q y/n
@@ -132,95 +456,177 @@ class MultiheadTheory:
     converged: np.ndarray # per gamma
     n_iter: np.ndarray # fixed-point iterations per gamma
     residual: np.ndarray # undamped residual of the fixed-point map per gamma
-    params: dict = field(default_factory=dict) # c, activation, H, heads, residual, a1, sigma2, d, omega, head weights
+    params: dict = field(default_factory=dict) # c, f, H, heads, residual, a1, sigma2, d, omega, ...
     @property
     def difference(self) -> np.ndarray:
         "E - E_RR."
         return self.error - self.ridge
     def rows(self) -> list:
         "One dict per gamma (for md_table)."
-        return [dict(gamma=float(g), E=float(e), E_rr=float(r), converged=bool(cv)) for g, e, r, cv in
-                zip(self.gamma, self.error, self.ridge, self.converged)]
+        return [{"gamma": float(g), "E": float(e), "E_rr": float(r), "converged": bool(cv)}
+                for g, e, r, cv in zip(self.gamma, self.error, self.ridge, self.converged)]
 
 # %% ../../nbs/03f_rmt_multihead.ipynb #bc909e6a
+def _head_coef(act, a, a1):
+    "Weights a1^h/(H alpha_h a1) of the key directions (a1^h: that of head h's f(alpha_h t))."
+    H = a.size
+    if a1 == 0: return np.full(H, 1.0 / H)
+    scaled = lambda s: activation(lambda t: act.f0(s * np.asarray(t, float)),
+                                  breakpoints=tuple(b / s for b in act.breakpoints), warn=False)
+    a1h = np.array([act.coef.a1 if s == 1 else scaled(s).coef.a1 for s in a])
+    return a1h / (H * a * a1)
+
 def _mh_problem(f, c, mu, W_K, W_Q, heads, residual, alpha, diag, n_nodes, require_a1):
-    "Validated problem: effective activation, head weights (a1^h/(H alpha_h a1) w_K^h), diagonal, omega and gamma scale."
+    "Validated problem: effective nonlinearity, head weights, diagonal, omega and gamma scale."
     c = check_real("c", c, lo=1e-6, hi=1e6); d = check_real("diag", diag, lo=-1e6, hi=1e6)
-    check_choice("heads", heads, HEADS); check_choice("residual", residual, RESIDUALS)
+    mode = _resolve(HEAD_MODES, HeadMode, "heads", heads)
+    ro = _resolve(READOUTS, Readout, "residual", residual)
+    if not ro.has_theory:
+        raise ValueError(f"residual must be one of {list(residual_names())}, got {ro.name!r}")
     require_a1 = _check_bool("require_a1", require_a1)
-    mu = np.atleast_1d(_array_arg("mu", mu))
-    if mu.ndim != 1: raise ValueError(f"mu must be a 1-d vector, got shape {mu.shape}")
-    if float(mu @ mu) > GRAM_MAX: raise ValueError(f"mu must have squared norm in [0, {GRAM_MAX:g}]")
-    WK, WQ = _heads_arg("W_K", W_K, mu.size), _heads_arg("W_Q", W_Q, mu.size)
-    if WK.shape != WQ.shape: raise ValueError(f"W_K and W_Q must have the same shape, got {WK.shape} and {WQ.shape}")
+    mu, WK, WQ = _mh_weights(mu, W_K, W_Q)
     H = WK.shape[1]; a = _scales(alpha, H)
     act = activation(f); g_act = head_activation(act, a)
     a1, s2 = g_act.coef.a1, g_act.coef.sigma2
     if require_a1 and abs(a1) < 1e-10:
-        raise ValueError(f"a_1 of the head average must be nonzero for the theorem (got {a1:.3g} for {g_act.label}); "
-                         "pass require_a1=False for the degenerate case")
-    a1h = np.array([activation(lambda t, s=s: act.f0(s * np.asarray(t, float)), breakpoints=tuple(b / s for b in act.breakpoints),
-                               warn=False).coef.a1 if s != 1 else act.coef.a1 for s in a])
-    coef = a1h / (H * a * a1) if a1 != 0 else np.full(H, 1.0 / H)
-    rho_res = {"none": 0.0, "sum": 1.0, "concat": 1.0}[residual]
-    hs = 1.0 if heads == "average" else float(H)        # Phi_sum = H Phi_avg: gamma -> gamma/H^2, residual weight 1/H
-    d_eff = d + (rho_res / hs if residual == "sum" else 0.0)
-    omega = 1.0 / hs**2 if residual == "concat" else None
+        raise ValueError(f"a_1 of the head average must be nonzero for the theorem (got {a1:.3g} "
+                         f"for {g_act.label}); pass require_a1=False for the degenerate case")
+    coef = _head_coef(act, a, a1)
+    hs = mode.factor(H)             # Phi_sum = H Phi_avg: gamma -> gamma/H^2, residual weight 1/H
     G = _mh_gram(mu, WK * coef[None, :], WQ)
-    P = _MHProblem(c, a1, s2, d_eff, omega, G, mp_rule(c, n_nodes), spiked_rule(c, G["mu2"], n_nodes), 1.0 / hs**2)
-    return g_act, P, dict(H=H, heads=heads, residual=residual, alpha=a.tolist(), head_coef=coef.tolist())
+    P = _MHProblem(c, a1, s2, d + ro.diag_shift(hs), ro.omega(hs), G, mp_rule(c, n_nodes),
+                   spiked_rule(c, G["mu2"], n_nodes), 1.0 / hs**2)
+    info = {"H": H, "heads": mode.name, "residual": ro.name, "alpha": a.tolist(),
+            "head_coef": coef.tolist()}
+    return g_act, P, info
 
 # %% ../../nbs/03f_rmt_multihead.ipynb #f84f703c
-def multihead_theory(f, # activation: a name, a callable or an Activation
+def _mh_solution(P, ge, o):
+    "(diagnostics, X, dX/dlog gamma) of the fixed point of P on the grid ge, by the options o."
+    if o.derivative != "implicit":
+        raise ValueError("options: derivative must be 'implicit' for the multi-head theory, got "
+                         f"{o.derivative!r}")
+    N = P.rule.nodes.size
+    if P.omega is None:
+        res, X, dX = _noise_solution(P.c, P.a1, P.s2, P.d, tuple(ge), N, o.tol, o.damping,
+                                     o.max_iter, o.method)
+    else:
+        res, X, dX = _cat_solution(P.c, P.a1, P.s2, P.d, P.omega, ge, P.rule, o.tol, o.damping,
+                                   o.max_iter, o.method)
+    return res, X, dX
+
+def multihead_theory(f, # nonlinearity: a name, a callable or a Nonlinearity
                      *, c:float, # ratio p/n in [1e-6, 1e6]
                      gamma, # ridge parameter(s) > 0: a number or a 1-d grid
                      mu, # signal vector (length d)
                      W_K, # key directions, (d, H): column h is w_K^h (a vector: one head)
                      W_Q, # query directions, (d, H)
-                     heads:str="average", # "average" (1/H) sum_h K_h or "sum" sum_h K_h
-                     residual:str="none", # readout on X K ("none"), X (I + K) ("sum") or [X; X K] ("concat")
-                     alpha=None, # identity scales alpha_h > 0 of W_h = alpha_h I + w_K^h w_Q^hT (default 1)
+                     heads="average", # "average" or "sum" of the K_h, or a HeadMode
+                     residual="none", # X K, X (I + K) or [X; X K] (residual_names()), or a Readout
+                     alpha=None, # identity scales alpha_h > 0 of W_h = alpha_h I + w_K^h w_Q^hT
                      diag:float=0.0, # kernel diagonal level d (0 when zeroed)
-                     n_nodes:int|None=None, # Gauss–Chebyshev nodes (default: default_nodes(c))
-                     tol:float=1e-12, # fixed-point tolerance (absolute and relative)
                      require_a1:bool=True, # refuse a_1 = 0 (outside the theorem)
+                     options=None, # TheoryOptions (solver knobs), a dict of its fields, or None
                     ) -> MultiheadTheory:
-    "Deterministic equivalent of the interpolation error of H-head attention with a sum, concatenated or no residual."
-    act, P, info = _mh_problem(f, c, mu, W_K, W_Q, heads, residual, alpha, diag, n_nodes, require_a1)
-    tol = check_real("tol", tol, lo=1e-15, hi=1e-3)
+    """Deterministic equivalent of the interpolation error of H-head attention and a residual.
+
+    Parameters
+    ----------
+    f
+        nonlinearity: a name, a callable or a Nonlinearity
+    c : float
+        ratio p/n in [1e-6, 1e6]
+    gamma
+        ridge parameter(s) > 0: a number or a 1-d grid
+    mu
+        signal vector (length d)
+    W_K
+        key directions, (d, H): column h is w_K^h (a vector: one head)
+    W_Q
+        query directions, (d, H)
+    heads : default 'average'
+        "average" or "sum" of the K_h, or a HeadMode
+    residual : default 'none'
+        X K, X (I + K) or [X; X K] (residual_names()), or a Readout
+    alpha : default None
+        identity scales alpha_h > 0 of W_h = alpha_h I + w_K^h w_Q^hT
+    diag : float, default 0.0
+        kernel diagonal level d (0 when zeroed)
+    require_a1 : bool, default True
+        refuse a_1 = 0 (outside the theorem)
+    options : default None
+        TheoryOptions (solver knobs), a dict of its fields, or None
+    """
+    o = theory_options(options)
+    act, P, info = _mh_problem(f, c, mu, W_K, W_Q, heads, residual, alpha, diag, o.n_nodes,
+                               require_a1)
     g = _gamma_grid(gamma); ge = np.clip(g * P.gscale, *GAMMA_RANGE)
-    if P.omega is None:
-        res, X, dX = _noise_solution(P.c, P.a1, P.s2, P.d, tuple(ge), P.rule.nodes.size, tol, 0.3, 20_000, "newton")
-        res = [dict(converged=r.converged, n_iter=r.n_iter, residual=r.residual) for r in res]
-    else:
-        res, X, dX = _cat_solution(P.c, P.a1, P.s2, P.d, P.omega, ge, P.rule, tol)
+    res, X, dX = _mh_solution(P, ge, o)
     yb = np.array([_ybar_mh(x, gi, P) for x, gi in zip(X, ge)]).real
-    E = np.array([-gi * _ybar_mh(x + 1j * _H * dx, gi * (1 + 1j * _H), P).imag / _H for x, dx, gi in zip(X, dX, ge)])
+    E = np.array([-gi * _ybar_mh(x + 1j * _H * dx, gi * (1 + 1j * _H), P).imag / _H
+                  for x, dx, gi in zip(X, dX, ge)])
     yb = yb / P.gscale                                   # Q_sum(gamma) = Q_avg(gamma/H^2)/H^2
     if not (np.all(np.isfinite(E)) and np.all(np.isfinite(yb))):
-        raise ConvergenceError(f"non-finite error at gamma = {g[~np.isfinite(E)][:3]} (c = {P.c:g}, {act.label})")
-    params = dict(c=P.c, f=act.label, a1=P.a1, sigma2=P.s2, diag=P.d, omega=P.omega, **info,
-                  n_nodes=P.rule.nodes.size, gamma_evaluated=ge)
-    return MultiheadTheory(g, E, yb, ridge_error(c=P.c, gamma=np.clip(g, *GAMMA_RANGE), snr=P.G["mu2"]), X[:, 0], X[:, 1], X[:, 2],
-                           np.array([r["converged"] for r in res]), np.array([r["n_iter"] for r in res]),
-                           np.array([r["residual"] for r in res]), params)
+        raise ConvergenceError(f"non-finite error at gamma = {g[~np.isfinite(E)][:3]} (c = "
+                               f"{P.c:g}, {act.label})")
+    params = {"c": P.c, "f": act.label, "a1": P.a1, "sigma2": P.s2, "diag": P.d, "omega": P.omega,
+              **info, "n_nodes": P.rule.nodes.size, "gamma_evaluated": ge}
+    ridge = ridge_error(c=P.c, gamma=np.clip(g, *GAMMA_RANGE), snr=P.G["mu2"])
+    return MultiheadTheory(g, E, yb, ridge, X[:, 0], X[:, 1], X[:, 2],
+                           np.array([r.converged for r in res]), np.array([r.n_iter for r in res]),
+                           np.array([r.residual for r in res]), params)
 
 # %% ../../nbs/03f_rmt_multihead.ipynb #754ac146
-def multihead_error(f, # activation
+def multihead_error(f, # nonlinearity
                     *, c:float, # ratio p/n
                     gamma, # ridge parameter(s) > 0
                     mu, # signal vector
                     W_K, # key directions (d, H)
                     W_Q, # query directions (d, H)
-                    **kwargs, # heads, residual, alpha, diag, n_nodes, tol, require_a1 (see multihead_theory)
+                    heads="average", # a name from head_mode_names() or a HeadMode
+                    residual="none", # a name from residual_names() or a Readout
+                    alpha=None, # identity scales alpha_h
+                    diag:float=0.0, # kernel diagonal level d
+                    require_a1:bool=True, # refuse a_1 = 0 (outside the theorem)
+                    options=None, # TheoryOptions, a dict of its fields, or None
                    ):
-    "Limiting interpolation error of multi-head / residual attention (a float for a scalar gamma)."
-    E = multihead_theory(f, c=c, gamma=gamma, mu=mu, W_K=W_K, W_Q=W_Q, **kwargs).error
+    """Limiting interpolation error of multi-head / residual attention (a float for a scalar gamma).
+
+    Parameters
+    ----------
+    f
+        nonlinearity
+    c : float
+        ratio p/n
+    gamma
+        ridge parameter(s) > 0
+    mu
+        signal vector
+    W_K
+        key directions (d, H)
+    W_Q
+        query directions (d, H)
+    heads : default 'average'
+        a name from head_mode_names() or a HeadMode
+    residual : default 'none'
+        a name from residual_names() or a Readout
+    alpha : default None
+        identity scales alpha_h
+    diag : float, default 0.0
+        kernel diagonal level d
+    require_a1 : bool, default True
+        refuse a_1 = 0 (outside the theorem)
+    options : default None
+        TheoryOptions, a dict of its fields, or None
+    """
+    E = multihead_theory(f, c=c, gamma=gamma, mu=mu, W_K=W_K, W_Q=W_Q, heads=heads,
+                         residual=residual, alpha=alpha, diag=diag, require_a1=require_a1,
+                         options=options).error
     return float(E[0]) if np.ndim(gamma) == 0 else E
 
 # %% ../../nbs/03f_rmt_multihead.ipynb #199dca11
 def _fp_map_cat(x, gamma, c, a1, s2, d, omega, rule):
-    "The undamped map of the concatenated readout [sqrt(omega) X; X K]: the self-energy eta adds to gamma (complex-safe)."
+    "The undamped map of the concatenated readout [sqrt(omega) X; X K]: eta adds to gamma."
     delta, eta, theta = x[0], x[1], x[2]
     lam, w = rule.nodes, rule.weights
     a = gamma + eta
@@ -232,51 +638,70 @@ def _fp_map_cat(x, gamma, c, a1, s2, d, omega, rule):
                      s2 * (iP * lam * m).sum()])
 
 def _implicit(Fmap, x, g):
-    "dx/dlog(gamma) at a fixed point x = Fmap(x, g), by complex-step Jacobians and implicit differentiation."
+    "dx/dlog(gamma) at a fixed point x = Fmap(x, g), by complex steps and implicit differentiation."
     J = np.empty((3, 3))
     for j in range(3):
         s = _H * max(1.0, abs(x[j])); e = np.zeros(3, complex); e[j] = 1j * s
         J[:, j] = Fmap(x + e, g).imag / s
     return np.linalg.solve(np.eye(3) - J, Fmap(x.astype(complex), g * (1 + 1j * _H)).imag / _H)
 
-def _cat_solution(c, a1, s2, d, omega, g, rule, tol=1e-12, damping=0.3, max_iter=20_000):
-    "(delta, eta, theta), dx/dlog(gamma) and the results on a gamma grid for the concatenated readout (continuation)."
+def _cat_solution(c, a1, s2, d, omega, g, rule, tol=1e-12, damping=0.3, max_iter=20_000,
+                  method="newton"):
+    "(results, X, dX/dlog gamma) on a gamma grid for the concatenated readout (continuation)."
     ge = np.clip(g, *GAMMA_RANGE)
     if s2 == 0:
-        res = [dict(x=np.zeros(3), converged=True, n_iter=1, residual=0.0) for _ in g]
+        res = [FixedPointResult(np.zeros(3), True, 1, 0.0) for _ in g]
         return res, np.zeros((g.size, 3)), np.zeros((g.size, 3))
     Fmap = lambda z, gi: _fp_map_cat(z, gi, c, a1, s2, d, omega, rule)
-    sol, x, spent = {}, None, 0
-    for gi, wanted in _schedule(ge):
-        if x is None:                                 # large gamma: delta ~ s2/(c g), eta -> s2, theta ~ s2 E[l m]/g
-            x = np.array([s2 / (c * gi), s2, s2 * (a1 * (1 + c) / c - a1 + d) / gi])
-        r = _solve_one(x, lambda z, gi=gi: Fmap(z, gi), tol, damping, max_iter, "newton")
-        x, spent = r.x, spent + r.n_iter
-        if wanted: sol[float(gi)] = dict(x=r.x, converged=r.converged, n_iter=spent, residual=r.residual); spent = 0
+    # large gamma: delta ~ s2/(c g), eta -> s2, theta ~ s2 E[l m]/g
+    start = lambda gi: np.array([s2 / (c * gi), s2, s2 * (a1 * (1 + c) / c - a1 + d) / gi])
+    sol = _continue(ge, start, Fmap, tol, damping, max_iter, method)
     res = [sol[float(gg)] for gg in ge]
     for gi, rr in zip(g, res):
-        if rr["x"][0] <= 0 or rr["x"][1] < 0:
-            raise ConvergenceError(f"spurious fixed point at gamma={gi:g}: delta={rr['x'][0]:g}, eta={rr['x'][1]:g}",
-                                   residual=rr["residual"], x=rr["x"], n_iter=rr["n_iter"])
-    X = np.array([rr["x"] for rr in res])
+        if rr.x[0] <= 0 or rr.x[1] < 0:
+            raise ConvergenceError(f"spurious fixed point at gamma={gi:g}: delta={rr.x[0]:g}, "
+                                   f"eta={rr.x[1]:g}", residual=rr.residual, x=rr.x,
+                                   n_iter=rr.n_iter)
+    X = np.array([rr.x for rr in res])
     dX = np.array([_implicit(Fmap, xx, gi) for xx, gi in zip(X, ge)])
     return res, X, dX
 
 # %% ../../nbs/03f_rmt_multihead.ipynb #e236e4ad
 def multihead_kernel(X, # context tokens, p x n
-                     f, # activation
+                     f, # nonlinearity
                      W_K, # key directions (p or fewer rows, H columns; zero-padded)
                      W_Q, # query directions
                      alpha=None, # identity scales alpha_h (default 1)
-                     heads:str="average", # "average" or "sum" of the head kernels
-                     Xt=None, # optional fresh tokens, p x n_test: also return the test kernel (n x n_test)
+                     heads="average", # a name from head_mode_names() or a HeadMode
+                     Xt=None, # optional fresh tokens (p x n_test): also return the test kernel
                     ):
-    "(1/H) sum_h K_h (or the sum), K_h = (f(X^T W_h X/sqrt p) - a0)/sqrt p with W_h = alpha_h I + w_K^h w_Q^hT, zero diagonal."
-    X = _array_arg("X", X, ndim=2); p, n = X.shape; act = activation(f); check_choice("heads", heads, HEADS)
+    """(1/H) sum_h K_h (or the sum), K_h = (f(X^T W_h X/sqrt p) - a0)/sqrt p, zero diagonal.
+
+    Parameters
+    ----------
+    X
+        context tokens, p x n
+    f
+        nonlinearity
+    W_K
+        key directions (p or fewer rows, H columns; zero-padded)
+    W_Q
+        query directions
+    alpha : default None
+        identity scales alpha_h (default 1)
+    heads : default 'average'
+        a name from head_mode_names() or a HeadMode
+    Xt : default None
+        optional fresh tokens (p x n_test): also return the test kernel
+    """
+    X = _array_arg("X", X, ndim=2); p, n = X.shape; act = activation(f)
+    mode = _resolve(HEAD_MODES, HeadMode, "heads", heads)
     WK, WQ = _heads_arg("W_K", W_K), _heads_arg("W_Q", W_Q)
-    if WK.shape != WQ.shape: raise ValueError(f"W_K and W_Q must have the same shape, got {WK.shape} and {WQ.shape}")
+    if WK.shape != WQ.shape:
+        raise ValueError(f"W_K and W_Q must have the same shape, got {WK.shape} and {WQ.shape}")
     H = WK.shape[1]; a = _scales(alpha, H)
-    WK = np.column_stack([_vec("W_K", WK[:, h], p) for h in range(H)]); WQ = np.column_stack([_vec("W_Q", WQ[:, h], p) for h in range(H)])
+    WK = np.column_stack([_vec("W_K", WK[:, h], p) for h in range(H)])
+    WQ = np.column_stack([_vec("W_Q", WQ[:, h], p) for h in range(H)])
     Xa = X if Xt is None else np.hstack([X, _array_arg("Xt", Xt, ndim=2)])
     if Xa.shape[0] != p: raise ValueError(f"Xt must have p = {p} rows, got {Xa.shape[0]}")
     check_memory("n", 8.0 * (3 * n * Xa.shape[1] + p * Xa.shape[1]))
@@ -285,70 +710,131 @@ def multihead_kernel(X, # context tokens, p x n
     for h in range(H):
         T = a[h] * G0; T += np.outer(U[:, h], V[:, h]); T /= sp
         K += act(T)
-    K /= H if heads == "average" else 1.0
-    K -= head_activation(act, a).coef.a0 * (1.0 if heads == "average" else H)
+    hs = mode.factor(H)
+    K /= H / hs
+    K -= head_activation(act, a).coef.a0 * hs
     K /= sp
     np.fill_diagonal(K[:, :n], 0.0)
     return K if Xt is None else (K[:, :n], K[:, n:])
 
 # %% ../../nbs/03f_rmt_multihead.ipynb #5368b794
-READOUTS = ("none", "sum", "concat", "ridge")
-
 def readout_features(X, # context (or fresh) tokens, p x m
                      XK, # attention features X K (p x m) for those tokens
-                     readout:str, # "none": X K; "sum": X + X K; "concat": [X; X K]; "ridge": X
+                     readout, # a name from readout_names() or a Readout
                     ) -> np.ndarray:
-    "The features a readout of `READOUTS` is fitted on."
-    check_choice("readout", readout, READOUTS)
-    if readout == "none": return XK
-    if readout == "sum": return X + XK
-    if readout == "concat": return np.vstack([X, XK])
-    return X
+    """The features a readout is fitted on: X K, X + X K, [X; X K] or X.
+
+    Parameters
+    ----------
+    X
+        context (or fresh) tokens, p x m
+    XK
+        attention features X K (p x m) for those tokens
+    readout
+        a name from readout_names() or a Readout
+    """
+    ro = _resolve(READOUTS, Readout, "readout", readout)
+    X, XK = _array_arg("X", X, ndim=2), _array_arg("XK", XK, ndim=2)
+    if X.shape != XK.shape:
+        raise ValueError(f"X and XK must have the same shape, got {X.shape} and {XK.shape}")
+    return ro.features(X, XK)
 
 # %% ../../nbs/03f_rmt_multihead.ipynb #29c72b6e
 def readout_feature_scale(f, # activation
                           *, c:float, # ratio p/n
-                          residual:str="none", # "none", "sum" or "concat"
-                          heads:str="average", # "average" or "sum"
+                          residual="none", # a name from residual_names() or a Readout
+                          heads="average", # a name from head_mode_names() or a HeadMode
                           H:int=1, # number of heads
                           alpha=None, # identity scales alpha_h
                           diag:float=0.0, # kernel diagonal level d
                          ) -> float:
-    "Mean eigenvalue tr(Phi^T Phi/n)/n of a multi-head / residual readout's features (the low-rank weights add O(1/n))."
+    """Mean eigenvalue tr(Phi^T Phi/n)/n of a multi-head / residual readout's features.
+
+    Parameters
+    ----------
+    f
+        activation
+    c : float
+        ratio p/n
+    residual : default 'none'
+        a name from residual_names() or a Readout
+    heads : default 'average'
+        a name from head_mode_names() or a HeadMode
+    H : int, default 1
+        number of heads
+    alpha : default None
+        identity scales alpha_h
+    diag : float, default 0.0
+        kernel diagonal level d
+    """
     H = check_int("H", H, lo=1, hi=4096)
-    act, P, _ = _mh_problem(f, c, [0.0], np.zeros((1, H)), np.zeros((1, H)), heads, residual, alpha, diag, 16, False)
-    return float((feature_scale(act, c=P.c, diag=P.d) + (P.omega * P.c if P.omega is not None else 0.0)) / P.gscale)
+    zero = np.zeros((1, H))         # the low-rank weights add O(1/n)
+    act, P, _ = _mh_problem(f, c, [0.0], zero, zero, heads, residual, alpha, diag, 16, False)
+    concat = P.omega * P.c if P.omega is not None else 0.0
+    return float((feature_scale(act, c=P.c, diag=P.d) + concat) / P.gscale)
 
 # %% ../../nbs/03f_rmt_multihead.ipynb #b35708e6
-def readout_dof(f, # activation
+def readout_dof(f, # nonlinearity
                 *, c:float, # ratio p/n
                 gamma, # ridge parameter(s) > 0
-                residual:str="none", # "none", "sum" or "concat"
-                heads:str="average", # "average" or "sum"
+                residual="none", # a name from residual_names() or a Readout
+                heads="average", # a name from head_mode_names() or a HeadMode
                 H:int=1, # number of heads
                 alpha=None, # identity scales alpha_h
                 diag:float=0.0, # kernel diagonal level d
                ):
-    "Effective degrees of freedom per token 1 - gamma tr Q/n of a multi-head / residual readout (in (0, min(1, c)) or, concatenated, (0, min(1, 2c)))."
+    """Effective dof per token 1 - gamma tr Q/n of a multi-head / residual readout.
+
+    Parameters
+    ----------
+    f
+        nonlinearity
+    c : float
+        ratio p/n
+    gamma
+        ridge parameter(s) > 0
+    residual : default 'none'
+        a name from residual_names() or a Readout
+    heads : default 'average'
+        a name from head_mode_names() or a HeadMode
+    H : int, default 1
+        number of heads
+    alpha : default None
+        identity scales alpha_h
+    diag : float, default 0.0
+        kernel diagonal level d
+    """
     H = check_int("H", H, lo=1, hi=4096)
-    act, P, _ = _mh_problem(f, c, [0.0], np.zeros((1, H)), np.zeros((1, H)), heads, residual, alpha, diag, None, False)
+    zero = np.zeros((1, H))
+    _, P, _ = _mh_problem(f, c, [0.0], zero, zero, heads, residual, alpha, diag, None, False)
     g = _gamma_grid(gamma); ge = np.clip(g * P.gscale, *GAMMA_RANGE)
-    if P.omega is None:
-        _, X, _ = _noise_solution(P.c, P.a1, P.s2, P.d, tuple(ge), P.rule.nodes.size, 1e-12, 0.3, 20_000, "newton")
-    else: _, X, _ = _cat_solution(P.c, P.a1, P.s2, P.d, P.omega, ge, P.rule)
+    _, X, _ = _mh_solution(P, ge, theory_options())
     lam, w = P.rule.nodes, P.rule.weights; out = []
     for (delta, eta, theta), gi in zip(X, ge):
         m = (P.a1 / P.c) * lam - (P.a1 - P.d) - theta; od = 1 + delta * lam
         if P.omega is None: a = gi * (1 + eta); den = a * od + lam * m * m
         else: a = gi + eta; den = (a + P.omega * lam) * od + lam * m * m
-        out.append(1 - gi * (P.c * (w * od / den).sum() + max(0.0, 1 - P.c) / a))     # 1 - gamma tr Q/n
+        # 1 - gamma tr Q/n
+        out.append(1 - gi * (P.c * (w * od / den).sum() + max(0.0, 1 - P.c) / a))
     out = np.array(out)
     return float(out[0]) if np.ndim(gamma) == 0 else out
 
 # %% ../../nbs/03f_rmt_multihead.ipynb #19b371eb
 @dataclass
 class MultiheadSimulation:
-    "Per-trial interpolation (train) and fresh-token test errors of every readout on the same contexts."
+    """Per-trial training and fresh-token test errors of every readout on the same contexts.
+
+    Parameters
+    ----------
+    gamma : np.ndarray
+        the grid (G,)
+    train : dict
+        readout -> (trials, G) interpolation errors
+    test : dict
+        readout -> (trials, G) fresh-token test errors (empty when n_test = 0)
+    params : dict, default field(default_factory=dict)
+        the parameters of the simulation
+    """
     gamma: np.ndarray # the grid (G,)
     train: dict # readout -> (trials, G) interpolation errors
     test: dict # readout -> (trials, G) fresh-token test errors (empty when n_test = 0)
@@ -356,12 +842,73 @@ class MultiheadSimulation:
     def stats(self, readout:str, # a readout name (a key of `train`)
               kind:str="train", # "train" (interpolation) or "test" (fresh tokens)
              ) -> tuple:
-        "Mean and standard error over trials of a readout's 'train' or 'test' errors."
-        check_choice("kind", kind, ("train", "test"))
+        """Mean and standard error over trials of a readout's 'train' or 'test' errors.
+
+        Parameters
+        ----------
+        readout : str
+            a readout name (a key of `train`)
+        kind : str, default 'train'
+            "train" (interpolation) or "test" (fresh tokens)
+        """
+        _choice("kind", kind, ("train", "test"))
+        _choice("readout", readout, tuple(getattr(self, kind)))
         return mean_stderr(getattr(self, kind)[readout], axis=0)
 
+
+@dataclass(frozen=True)
+class SimulationOptions:
+    """What simulate_multihead measures: which readouts, and the fresh tokens for their test errors.
+
+    Parameters
+    ----------
+    readouts : tuple | None, default None
+        names from readout_names() or Readouts (None: every one)
+    n_test : int, default 0
+        fresh tokens per context (0: no test errors)
+    """
+    readouts: tuple|None = None # names from readout_names() or Readouts (None: every one)
+    n_test: int = 0 # fresh tokens per context (0: no test errors)
+    def __post_init__(self):
+        rs = tuple(READOUTS) if self.readouts is None else self.readouts
+        if isinstance(rs, (str, Readout)) or not isinstance(rs, (tuple, list)):
+            raise ParameterTypeError("readouts must be a tuple of readout names or Readouts, got "
+                                     f"{type(rs).__name__}")
+        if not rs: raise ValueError("readouts must name at least one readout")
+        ros = tuple(_resolve(READOUTS, Readout, "readouts", r) for r in rs)
+        object.__setattr__(self, "readouts", ros)
+        object.__setattr__(self, "n_test", check_int("n_test", self.n_test, lo=0))
+
 # %% ../../nbs/03f_rmt_multihead.ipynb #efc5deff
-def simulate_multihead(f, # activation
+def _sim_options(options) -> SimulationOptions:
+    "Resolve `options` into SimulationOptions (None: the defaults; a dict: its fields)."
+    if options is None: return SimulationOptions()
+    if isinstance(options, SimulationOptions): return options
+    if not isinstance(options, dict):
+        raise ParameterTypeError("options must be a SimulationOptions, a dict or None, got "
+                                 f"{type(options).__name__}")
+    bad = sorted(set(map(str, options)) - {"readouts", "n_test"})
+    if bad:
+        raise ParameterTypeError(f"options has no field {bad}; the fields are ['readouts', "
+                                 "'n_test']")
+    return SimulationOptions(**options)
+
+def _mh_trial(X, y, act, WK, WQ, alpha, mode, o, g, fresh):
+    "Interpolation and (fresh = (Xt, yt)) test errors of every readout of o on one context."
+    train, test = {}, {}
+    if fresh is not None:
+        K, Kt = multihead_kernel(X, act, WK, WQ, alpha, mode, fresh[0]); XKt = X @ Kt
+    else: K = multihead_kernel(X, act, WK, WQ, alpha, mode)
+    XK = X @ K
+    for ro in o.readouts:
+        F = ro.features(X, XK)
+        if fresh is None: train[ro.name] = ridge_errors(F, y, g); continue
+        pred, train[ro.name] = _fit_predict(F, y, ro.features(fresh[0], XKt), g)
+        test[ro.name] = ((fresh[1][None, :] - pred)**2).mean(1)
+    return train, test
+
+# %% ../../nbs/03f_rmt_multihead.ipynb #efc5deff-b
+def simulate_multihead(f, # nonlinearity
                        n:int, # context tokens
                        p:int, # embedding dimension
                        mu, # signal vector (zero-padded to p)
@@ -371,109 +918,169 @@ def simulate_multihead(f, # activation
                        trials:int, # independent contexts (>= 2)
                        seed, # int or Generator; trial t uses the t-th spawned child
                        *, alpha=None, # identity scales alpha_h
-                       heads:str="average", # "average" or "sum"
-                       readouts=READOUTS, # which readouts to fit
-                       n_test:int=0, # fresh tokens per context (0: no test errors)
+                       heads="average", # a name from head_mode_names() or a HeadMode
+                       options=None, # SimulationOptions (readouts, n_test), a dict, or None
                       ) -> MultiheadSimulation:
-    "Simulated errors of the real nonlinear multi-head kernel for each readout, paired over the same (X, y)."
-    act = activation(f); n = check_int("n", n, lo=2); p = check_int("p", p, lo=1); trials = check_int("trials", trials, lo=2)
-    n_test = check_int("n_test", n_test, lo=0); g = _gamma_grid(gammas, "gammas")
-    readouts = tuple(readouts)
-    for r in readouts: check_choice("readouts", r, READOUTS)
-    WK, WQ = _heads_arg("W_K", W_K), _heads_arg("W_Q", W_Q); H = WK.shape[1]
-    check_memory("n, p, n_test", 8.0 * (6 * n * (n + n_test) + 6 * p * (n + n_test) + 5 * max(n, 2 * p)**2))
-    from attnstat.core import check_seconds
-    check_seconds("trials, n, n_test", trials * (2e-3 + 4e-9 * H * n * (n + n_test) * (n + p)))   # per trial: overhead and the kernels
-    mu_ = _vec("mu", mu, p)
-    train = {r: np.empty((trials, g.size)) for r in readouts}; test = {r: np.empty((trials, g.size)) for r in readouts} if n_test else {}
-    for t, rng in enumerate(spawn(seed, trials)):
+    """Simulated errors of the real multi-head kernel for each readout, paired over the same (X, y).
+
+    Parameters
+    ----------
+    f
+        nonlinearity
+    n : int
+        context tokens
+    p : int
+        embedding dimension
+    mu
+        signal vector (zero-padded to p)
+    W_K
+        key directions (rows zero-padded to p, H columns)
+    W_Q
+        query directions
+    gammas
+        ridge parameters > 0
+    trials : int
+        independent contexts (>= 2)
+    seed
+        int or Generator; trial t uses the t-th spawned child
+    alpha : default None
+        identity scales alpha_h
+    heads : default 'average'
+        a name from head_mode_names() or a HeadMode
+    options : default None
+        SimulationOptions (readouts, n_test), a dict, or None
+    """
+    act = activation(f); n = check_int("n", n, lo=2); p = check_int("p", p, lo=1)
+    trials = check_int("trials", trials, lo=2); g = _gamma_grid(gammas, "gammas")
+    o = _sim_options(options)
+    mode = _resolve(HEAD_MODES, HeadMode, "heads", heads)
+    n_test = o.n_test
+    WK, WQ = _heads_arg("W_K", W_K), _heads_arg("W_Q", W_Q); H = WK.shape[1]; _scales(alpha, H)
+    check_memory("n, p, n_test",
+                 8.0 * (6 * n * (n + n_test) + 6 * p * (n + n_test) + 5 * max(n, 2 * p)**2))
+    from attnstat.core import check_seconds     # per trial: the overhead and the kernels
+    check_seconds("trials, n, n_test", trials * (2e-3 + 4e-9 * H * n * (n + n_test) * (n + p)))
+    mu_ = _vec("mu", mu, p); rngs = spawn(seed, trials)
+    train = {ro.name: np.empty((trials, g.size)) for ro in o.readouts}
+    test = {ro.name: np.empty((trials, g.size)) for ro in o.readouts} if n_test else {}
+    for t, rng in enumerate(rngs):
         X, y = signal_plus_noise(n, p, mu_, rng)
-        if n_test:
-            Xt, yt = signal_plus_noise(n_test, p, mu_, rng)
-            K, Kt = multihead_kernel(X, act, WK, WQ, alpha, heads, Xt)
-            XKt = X @ Kt
-        else: K = multihead_kernel(X, act, WK, WQ, alpha, heads)
-        XK = X @ K
-        for r in readouts:
-            F = readout_features(X, XK, r)
-            if n_test:
-                pred, train[r][t] = _fit_predict(F, y, readout_features(Xt, XKt, r), g)
-                test[r][t] = ((yt[None, :] - pred)**2).mean(1)
-            else: train[r][t] = ridge_errors(F, y, g)
-    params = dict(f=act.label, n=n, p=p, H=H, heads=heads, alpha=None if alpha is None else list(map(float, np.ravel(alpha))),
-                  snr=float(mu_ @ mu_), trials=trials, n_test=n_test, seed=seed if isinstance(seed, int) else None)
+        fresh = signal_plus_noise(n_test, p, mu_, rng) if n_test else None
+        tr, te = _mh_trial(X, y, act, WK, WQ, alpha, mode, o, g, fresh)
+        for k in tr: train[k][t] = tr[k]
+        for k in te: test[k][t] = te[k]
+    params = {"f": act.label, "n": n, "p": p, "H": H, "heads": mode.name,
+              "alpha": None if alpha is None else list(map(float, np.ravel(alpha))),
+              "snr": float(mu_ @ mu_),
+              "trials": trials, "n_test": n_test, "seed": seed if isinstance(seed, int) else None}
     return MultiheadSimulation(g, train, test, params)
 
 # %% ../../nbs/03f_rmt_multihead.ipynb #74451a27
 MH_GAMMAS = np.array([0.01, 0.1, 1.0])
 MH_HS = (1, 2, 4, 8)
 RES_GAMMAS = np.array([1e-3, 0.01, 0.1, 1.0, 10.0])
+
 def _res_weights():
     "The weight configurations of the residual panel: (label, mu, W_K, W_Q, alpha)."
     mu = np.array([1.0, 0, 0, 0, 0])
     hk, hq = head_family("hetero", 2)[1:]
     return (("W = I", mu, np.zeros((5, 1)), np.zeros((5, 1)), None),
-            ("aligned r = 1.5", mu, np.array([[1.5, 0, 0, 0, 0]]).T, np.array([[1.5, 0, 0, 0, 0]]).T, None),
-            ("non-symmetric", mu, np.array([[1.2, 0.9, 0, 0, 0]]).T, np.array([[0.3, 0, 1.0, 0, 0]]).T, None),
+            ("aligned r = 1.5", mu, np.array([[1.5, 0, 0, 0, 0]]).T,
+             np.array([[1.5, 0, 0, 0, 0]]).T, None),
+            ("non-symmetric", mu, np.array([[1.2, 0.9, 0, 0, 0]]).T,
+             np.array([[0.3, 0, 1.0, 0, 0]]).T, None),
             ("hetero H = 2", mu, hk, hq, None),
             ("hetero H = 2, alpha = (0.6, 1.4)", mu, hk, hq, (0.6, 1.4)))
 
 # %% ../../nbs/03f_rmt_multihead.ipynb #20bb037c
 def run_mh_panel(path, # NPZ file to write
-                 panel:str, # "heads" (error against H), "residual" (readouts, with test errors) or "finite_p" (p/2, p, 2p at c = 1/2)
+                 panel:str, # "heads" (against H), "residual" (with test errors) or "finite_p"
                  p:int=512, # embedding dimension
-                 trials:tuple=(10, 24), # trials at c = 1/2 and at c = 2 (finite_p: at p/2, p and 2p)
-                 seed:int=2031, # every configuration at one c uses the same contexts (paired design)
+                 trials:tuple=(10, 24), # trials at c = 1/2 and c = 2 (finite_p: at p/2, p and 2p)
+                 seed:int=2031, # every configuration at one c uses the same contexts (paired)
                  n_test:int=1000, # fresh tokens per context (residual panel)
                 ) -> dict:
-    "Simulate a panel of the chapter (tanh) and cache the per-trial errors with the parameters that made them."
-    import json, time
-    check_choice("panel", panel, ("heads", "residual", "finite_p")); p = check_int("p", p, lo=8)
+    """Simulate a panel of the chapter (tanh); cache the per-trial errors with their parameters.
+
+    Parameters
+    ----------
+    path
+        NPZ file to write
+    panel : str
+        "heads" (against H), "residual" (with test errors) or "finite_p"
+    p : int, default 512
+        embedding dimension
+    trials : tuple, default (10, 24)
+        trials at c = 1/2 and c = 2 (finite_p: at p/2, p and 2p)
+    seed : int, default 2031
+        every configuration at one c uses the same contexts (paired)
+    n_test : int, default 1000
+        fresh tokens per context (residual panel)
+    """
+    import json
+    import time
+    _choice("panel", panel, ("heads", "residual", "finite_p")); p = check_int("p", p, lo=8)
     t0, out, labels = time.time(), {}, []
-    if panel == "finite_p":                          # c = 1/2: identity, shared and hetero H = 2 at p = p/2, p, 2p (paired per p)
+    one = {"readouts": ("none",)}
+    identity = ([1.0], np.zeros((1, 1)), np.zeros((1, 1)))
+    # c = 1/2: identity, shared and hetero H = 2 at p/2, p, 2p (paired per p)
+    if panel == "finite_p":
         for ip, (pp, tr) in enumerate(zip((p // 2, p, 2 * p), trials)):
             for fam, H in (("identity", 1), ("shared", 2), ("hetero", 2)):
-                mu, WK, WQ = head_family(fam, H) if fam != "identity" else ([1.0], np.zeros((1, 1)), np.zeros((1, 1)))
-                s = simulate_multihead("tanh", 2 * pp, pp, mu, WK, WQ, MH_GAMMAS, tr, seed + ip, readouts=("none",))
+                mu, WK, WQ = head_family(fam, H) if fam != "identity" else identity
+                s = simulate_multihead("tanh", 2 * pp, pp, mu, WK, WQ, MH_GAMMAS, tr, seed + ip,
+                                       options=one)
                 key = f"{pp}|{fam}|{H}"; labels.append(key); out[f"E_{key}"] = s.train["none"]
     for ic, (c, tr) in enumerate(zip((0.5, 2.0), trials) if panel != "finite_p" else ()):
-        n = int(round(p / c))
+        n = round(p / c)
         if panel == "heads":
             for fam in ("shared", "hetero"):
                 for H in MH_HS:
                     mu, WK, WQ = head_family(fam, H)
-                    s = simulate_multihead("tanh", n, p, mu, WK, WQ, MH_GAMMAS, tr, seed + ic, readouts=("none",))
+                    s = simulate_multihead("tanh", n, p, mu, WK, WQ, MH_GAMMAS, tr, seed + ic,
+                                           options=one)
                     key = f"{c:g}|{fam}|{H}"; labels.append(key); out[f"E_{key}"] = s.train["none"]
-            s = simulate_multihead("tanh", n, p, [1.0], np.zeros((1, 1)), np.zeros((1, 1)), MH_GAMMAS, tr, seed + ic, readouts=("none",))
+            s = simulate_multihead("tanh", n, p, *identity, MH_GAMMAS, tr, seed + ic, options=one)
             key = f"{c:g}|identity|1"; labels.append(key); out[f"E_{key}"] = s.train["none"]
         else:
             for lab, mu, WK, WQ, al in _res_weights():
-                s = simulate_multihead("tanh", n, p, mu, WK, WQ, RES_GAMMAS, tr, seed + ic, alpha=al, n_test=n_test)
+                s = simulate_multihead("tanh", n, p, mu, WK, WQ, RES_GAMMAS, tr, seed + ic,
+                                       alpha=al, options={"n_test": n_test})
                 for r in READOUTS:
                     key = f"{c:g}|{lab}|{r}"; labels.append(key)
                     out[f"E_{key}"], out[f"T_{key}"] = s.train[r], s.test[r]
-    meta = dict(panel=panel, p=p, trials=list(trials), seed=seed, n_test=n_test, f="tanh", snr=1.0, labels=labels,
-                gammas=(RES_GAMMAS if panel == "residual" else MH_GAMMAS).tolist(), seconds=time.time() - t0)
+    gammas = (RES_GAMMAS if panel == "residual" else MH_GAMMAS).tolist()
+    meta = {"panel": panel, "p": p, "trials": list(trials), "seed": seed, "n_test": n_test,
+            "f": "tanh", "snr": 1.0, "labels": labels, "gammas": gammas,
+            "seconds": time.time() - t0}
     np.savez_compressed(path, meta=json.dumps(meta), **out)
     return meta
 
 # %% ../../nbs/03f_rmt_multihead.ipynb #bbdacb9e
 def load_mh_panel(path, # NPZ written by run_mh_panel
                  ) -> tuple:
-    "(meta, arrays) of a cached panel: arrays maps 'E_key' / 'T_key' to (trials, G) errors."
+    """(meta, arrays) of a cached panel: arrays maps 'E_key' / 'T_key' to (trials, G) errors.
+
+    Parameters
+    ----------
+    path
+        NPZ written by run_mh_panel
+    """
     import json
-    with np.load(path) as z: return json.loads(str(z["meta"])), {k: z[k] for k in z.files if k != "meta"}
+    with np.load(path) as z:
+        return json.loads(str(z["meta"])), {k: z[k] for k in z.files if k != "meta"}
 
 # %% ../../nbs/03f_rmt_multihead.ipynb #3a664c73
 class _MHSpectral:
-    "Vectors sum_i F_i(S) b_i over the basis b = (v~, mu, w~_K^1..H, w_Q^1..H), stored as F_i on the nodes; the bilinear rule."
+    "Vectors sum_i F_i(S) b_i over the basis (v~, mu, w~_K^1..H, w_Q^1..H), as F_i on the nodes."
     def __init__(self, P):
         G, c = P.G, P.c
         self.x, self.wI, self.wIJ = _spectral_nodes(P)
         s2, mu2, mk, mq, H = G["mu2"] + c, G["mu2"], G["mk"], G["mq"], G["mk"].size
         self.s2, self.H = s2, H
         g = np.empty((2 + 2 * H, 2 + 2 * H))
-        g[0, 0], g[0, 1], g[1, 1] = s2, mu2, mu2                 # v~ = the label direction: v~^T v~ = s2, v~^T mu = mu2, v~^T w = mu^T w
+        # v~ = the label direction: v~^T v~ = s2, v~^T mu = mu2, v~^T w = mu^T w
+        g[0, 0], g[0, 1], g[1, 1] = s2, mu2, mu2
         g[0, 2:2 + H] = g[1, 2:2 + H] = mk; g[0, 2 + H:] = g[1, 2 + H:] = mq
         g[2:2 + H, 2:2 + H], g[2:2 + H, 2 + H:], g[2 + H:, 2 + H:] = G["KK"], G["KQ"], G["QQ"]
         self.G = np.triu(g) + np.triu(g, 1).T
@@ -484,24 +1091,30 @@ class _MHSpectral:
         return V
     def inner(self, U, V):
         "u^T v by the bilinear rule."
-        return (self.G * ((U * self.wI) @ V.T)).sum() - self.g0 @ ((U * self.wIJ) @ V.T) @ self.g0 / self.s2
+        bulk = (self.G * ((U * self.wI) @ V.T)).sum()
+        return bulk - self.g0 @ ((U * self.wIJ) @ V.T) @ self.g0 / self.s2
 
 def _mh_forms(x, gamma, P, t=0.0, C=None, plain=False):
-    "ybar(gamma, t), beta^T S v and (plain=True) beta^T v for v in (mu, w~_K^h, w_Q^h), by a 2H-column Woodbury (complex-safe)."
+    "ybar(gamma, t), beta^T S v and (plain) beta^T v for v = mu, w~_K^h, w_Q^h (Woodbury)."
     delta, eta, theta = x[0], x[1], x[2]
     sp = _MHSpectral(P); lam, inner, H = sp.x, sp.inner, sp.H; r = P.a1 / P.c
     a = gamma * (1 + eta)
     m = r * lam - (P.a1 - P.d) - theta
     D = 1 / (1 + delta * lam + (0.0 if C is None else t * C(lam)))
-    eK = [sp.basis(2 + h) for h in range(H)]; eQ = [sp.basis(2 + H + h) for h in range(H)]; vt = sp.basis(0)
-    M = lambda V: m * V + r * lam * sum(k * inner(q, V) for k, q in zip(eK, eQ))       # (a1/c) S W_eff - (a1 - d + theta) I
-    MT = lambda V: m * V + r * sum(q * inner(k, lam * V) for k, q in zip(eK, eQ))      # its transpose
+    eK = [sp.basis(2 + h) for h in range(H)]
+    eQ = [sp.basis(2 + H + h) for h in range(H)]
+    vt = sp.basis(0)
+    # (a1/c) S W_eff - (a1 - d + theta)
+    M = lambda V: m * V + r * lam * sum(k * inner(q, V) for k, q in zip(eK, eQ))
+    MT = lambda V: m * V + r * sum(q * inner(k, lam * V) for k, q in zip(eK, eQ))  # its transpose
     A0i = 1 / (a + m * m * D * lam)
     E = [r * m * D * lam * k for k in eK]
     kap = np.array([[r * r * inner(k1, lam * lam * D * k2) for k2 in eK] for k1 in eK])
-    U = E + eQ                                                                          # H - h(S) = [E, W_Q] [[0, I], [I, kap]] [E, W_Q]^T
+    U = E + eQ                  # H - h(S) = [E, W_Q] [[0, I], [I, kap]] [E, W_Q]^T
     def CtA(V):
-        y = A0i * V; qv = np.array([inner(q, lam * y) for q in eQ]); ev = np.array([inner(e, lam * y) for e in E])
+        y = A0i * V
+        qv = np.array([inner(q, lam * y) for q in eQ])
+        ev = np.array([inner(e, lam * y) for e in E])
         return np.concatenate([qv, ev + kap @ qv])
     M2 = np.eye(2 * H, dtype=complex) + np.column_stack([CtA(u) for u in U])
     def row(V):
@@ -512,86 +1125,161 @@ def _mh_forms(x, gamma, P, t=0.0, C=None, plain=False):
             [row(MT(D * sp.basis(i))) for i in range(1, 2 + 2 * H)] if plain else None)
 
 # %% ../../nbs/03f_rmt_multihead.ipynb #05d20d47
-def multihead_test_error(f, # activation
+def _mh_test_terms(x, gi, P, rho) -> float:
+    "The test error at one gamma from the self-energies x; rho weighs x_star in its feature."
+    r, G = P.a1 / P.c, P.G; H = G["mk"].size
+    # beta^T C beta = |(rho + r S) beta|^2 + tau^2/c ...
+    Cf = lambda lam: (rho + r * lam)**2 + (P.s2 / P.c) * lam
+    dxt = (_dx_implicit(x, gi, P.c, P.a1, P.s2, P.d, P.rule, 0.0, Cf(P.rule.nodes), wrt="t")
+           if P.s2 > 0 else np.zeros(3))
+    _, L, B = _mh_forms(x.astype(complex), gi, P, plain=rho != 0)
+    yt, _, _ = _mh_forms(x + 1j * _H * dxt, gi, P, t=1j * _H, C=Cf)
+    L = np.array(L).real; Lm, LK, LQ = L[0], L[1:1 + H], L[1 + H:]
+    # beta^T mu, beta^T w_Q^h
+    Bm, BQ = (B[0].real, np.array(B[1 + H:]).real) if rho != 0 else (0.0, np.zeros(H))
+    um = rho * Bm + r * (Lm + G["mq"] @ LK)                     # beta^T (rho I + r S W_eff) mu
+    return ((1 - um)**2 + r * r * (2 * LK @ LQ + LK @ G["QQ"] @ LK) + 2 * rho * r * BQ @ LK
+            + yt.imag / _H)
+
+def multihead_test_error(f, # nonlinearity
                          *, c:float, # ratio p/n
                          gamma, # ridge parameter(s) > 0
                          mu, # signal vector
                          W_K, # key directions (d, H)
                          W_Q, # query directions (d, H)
-                         heads:str="average", # "average" or "sum"
-                         residual:str="none", # "none" (readout X K) or "sum" (X (I + K)); "concat" is not derived
+                         heads="average", # a name from head_mode_names() or a HeadMode
+                         residual="none", # "none" (X K) or "sum" (X (I + K)), or such a Readout
                          alpha=None, # identity scales alpha_h
                          diag:float=0.0, # kernel diagonal level d of the context kernel
-                         n_nodes:int|None=None, # Gauss–Chebyshev nodes
+                         options=None, # TheoryOptions (solver knobs), a dict of its fields, or None
                         ):
-    "Deterministic equivalent of the fresh-token test error of H-head attention, readout X K or X (I + K) (a float for a scalar gamma)."
-    check_choice("residual", residual, ("none", "sum"))
-    act, P, info = _mh_problem(f, c, mu, W_K, W_Q, heads, residual, alpha, diag, n_nodes, True)
-    rho = 0.0 if residual == "none" else math.sqrt(P.gscale)                 # weight of x_star in the test feature: 1/H for summed heads
+    """Deterministic equivalent of the fresh-token test error of H-head attention.
+
+    Parameters
+    ----------
+    f
+        nonlinearity
+    c : float
+        ratio p/n
+    gamma
+        ridge parameter(s) > 0
+    mu
+        signal vector
+    W_K
+        key directions (d, H)
+    W_Q
+        query directions (d, H)
+    heads : default 'average'
+        a name from head_mode_names() or a HeadMode
+    residual : default 'none'
+        "none" (X K) or "sum" (X (I + K)), or such a Readout
+    alpha : default None
+        identity scales alpha_h
+    diag : float, default 0.0
+        kernel diagonal level d of the context kernel
+    options : default None
+        TheoryOptions (solver knobs), a dict of its fields, or None
+    """
+    ro = _resolve(READOUTS, Readout, "residual", residual); o = theory_options(options)
+    if not ro.has_test_theory:
+        names = [k for k, v in READOUTS.items() if v.has_test_theory]
+        raise ValueError(f"residual must be one of {names} (the readouts with a test-error "
+                         f"theory), got {ro.name!r}")
+    _, P, _ = _mh_problem(f, c, mu, W_K, W_Q, heads, ro, alpha, diag, o.n_nodes, True)
+    # weight of x_star in the test feature: 1/H for summed heads
+    rho = ro.test_weight(P.gscale)
     g0 = _gamma_grid(gamma); ge = np.clip(g0 * P.gscale, *GAMMA_RANGE)
-    _, X, _ = _noise_solution(P.c, P.a1, P.s2, P.d, tuple(ge), P.rule.nodes.size, 1e-12, 0.3, 20_000, "newton")
-    r, G = P.a1 / P.c, P.G; H = G["mk"].size
-    Cf = lambda lam: (rho + r * lam)**2 + (P.s2 / P.c) * lam                 # beta^T C beta = |(rho + r S) beta|^2 + (tau^2/c) beta^T S beta
-    out = []
-    for x, gi in zip(X, ge):
-        dxt = _dx_implicit(x, gi, P.c, P.a1, P.s2, P.d, P.rule, 0.0, Cf(P.rule.nodes), wrt="t") if P.s2 > 0 else np.zeros(3)
-        _, L, B = _mh_forms(x.astype(complex), gi, P, plain=rho != 0)
-        yt, _, _ = _mh_forms(x + 1j * _H * dxt, gi, P, t=1j * _H, C=Cf)
-        L = np.array(L).real; Lm, LK, LQ = L[0], L[1:1 + H], L[1 + H:]
-        Bm, BQ = (B[0].real, np.array(B[1 + H:]).real) if rho != 0 else (0.0, np.zeros(H))   # beta^T mu, beta^T w_Q^h
-        um = rho * Bm + r * (Lm + G["mq"] @ LK)                                # beta^T (rho I + r S W_eff) mu
-        out.append((1 - um)**2 + r * r * (2 * LK @ LQ + LK @ G["QQ"] @ LK) + 2 * rho * r * BQ @ LK + yt.imag / _H)
-    E = np.array(out)
-    if not np.all(np.isfinite(E)) or np.any(E < 0): raise ConvergenceError(f"the test-error formula lost precision at gamma = {g0[~(E >= 0)][:3]}")
+    _, X, _ = _mh_solution(P, ge, o)
+    E = np.array([_mh_test_terms(x, gi, P, rho) for x, gi in zip(X, ge)])
+    if not np.all(np.isfinite(E)) or np.any(E < 0):
+        raise ConvergenceError("the test-error formula lost precision at gamma = "
+                               f"{g0[~(E >= 0)][:3]}")
     return float(E[0]) if np.ndim(gamma) == 0 else E
 
 # %% ../../nbs/03f_rmt_multihead.ipynb #5358fbc3
 def _matched_gamma(dof_fn, dof, g0=1.0):
-    "The gamma where a decreasing dof_fn(gamma) equals `dof`: bracket by decades from g0, then a root in log gamma."
+    "The gamma where a decreasing dof_fn(gamma) equals `dof`: decades from g0, then a root."
     from scipy import optimize
     h = lambda lg: dof_fn(math.exp(lg)) - dof
     a = math.log(min(max(g0, 1e-8), 1e8)); ha = h(a); step = math.log(10.0) * (1 if ha > 0 else -1)
-    while True:                                       # dof too high: raise gamma; too low: lower it (ends 1e-8 and 1e8)
+    # dof too high: raise gamma; too low: lower it (ends 1e-8 and 1e8)
+    while True:
         b = a + step
         if b < math.log(1e-8) or b > math.log(1e8): return math.exp(a)
+        # at a rank threshold (c = 1, or 2c = 1 concatenated) tiny gammas slow down
         try: hb = h(b)
-        except ConvergenceError: return math.exp(a)   # at a rank threshold (c = 1, or 2c = 1 concatenated) tiny gammas slow down
+        except ConvergenceError: return math.exp(a)
         if (hb > 0) != (ha > 0): break
         a, ha = b, hb
     lo, hi = min(a, b), max(a, b)
     return float(math.exp(optimize.brentq(h, lo, hi, xtol=1e-10, rtol=1e-10)))
 
+_SCALES = ("raw", "relative", "dof")   # how compare_multihead_ridge sets the two regularisations
+
 def _readout_gammas(f, c, g, scale, kw):
-    "(gamma of the readout, gamma of ridge) for `scale`: raw, scale-invariant or matched degrees of freedom."
+    "(gamma of the readout, gamma of ridge) for `scale`: raw, scale-invariant or matched dof."
     if scale == "raw": return g, g
     gR = g * ridge_feature_scale(c=c)
     if scale == "relative": return g * readout_feature_scale(f, c=c, **kw), gR
-    return np.array([_matched_gamma(lambda x: readout_dof(f, c=c, gamma=x, **kw), ridge_effective_dof(c=c, gamma=gi), gi) for gi in gR]), gR
+    dof_fn = lambda x: readout_dof(f, c=c, gamma=x, **kw)
+    gA = np.array([_matched_gamma(dof_fn, ridge_effective_dof(c=c, gamma=gi), gi) for gi in gR])
+    return gA, gR
 
 # %% ../../nbs/03f_rmt_multihead.ipynb #b37e5391
-def compare_multihead_ridge(f, # activation
+def compare_multihead_ridge(f, # nonlinearity
                             *, c:float, # ratio p/n
-                            gamma, # "raw": the common gamma; "relative"/"dof": gamma per unit mean eigenvalue of ridge's features
+                            gamma, # the common gamma ("raw"), or per unit mean eigenvalue
                             mu, # signal vector
                             W_K, # key directions (d, H)
                             W_Q, # query directions (d, H)
-                            residual:str="none", # "none", "sum" or "concat"
-                            heads:str="average", # "average" or "sum"
+                            residual="none", # a name from residual_names() or a Readout
+                            heads="average", # a name from head_mode_names() or a HeadMode
                             alpha=None, # identity scales alpha_h
-                            scale:str="raw", # "raw", "relative" (scale-invariant) or "dof" (matched degrees of freedom)
+                            scale:str="raw", # "raw", "relative" (scale-free) or "dof" (matched)
                             diag:float=0.0, # kernel diagonal level d
                             require_a1:bool=True, # refuse a_1 = 0 (outside the theorem)
                            ) -> dict:
-    "Interpolation errors of a multi-head / residual readout and of ridge regression at a regularisation chosen by `scale`."
-    check_choice("scale", scale, ("raw", "relative", "dof"))
-    c = check_real("c", c, lo=1e-6, hi=1e6); g = _gamma_grid(gamma)
-    H = _heads_arg("W_K", W_K).shape[1]; kw = dict(residual=residual, heads=heads, H=H, alpha=alpha, diag=diag)
-    snr = float(np.sum(np.square(np.asarray(mu, float))))
+    """Interpolation errors of a multi-head / residual readout and of ridge, regularised by `scale`.
+
+    Parameters
+    ----------
+    f
+        nonlinearity
+    c : float
+        ratio p/n
+    gamma
+        the common gamma ("raw"), or per unit mean eigenvalue
+    mu
+        signal vector
+    W_K
+        key directions (d, H)
+    W_Q
+        query directions (d, H)
+    residual : default 'none'
+        a name from residual_names() or a Readout
+    heads : default 'average'
+        a name from head_mode_names() or a HeadMode
+    alpha : default None
+        identity scales alpha_h
+    scale : str, default 'raw'
+        "raw", "relative" (scale-free) or "dof" (matched)
+    diag : float, default 0.0
+        kernel diagonal level d
+    require_a1 : bool, default True
+        refuse a_1 = 0 (outside the theorem)
+    """
+    _choice("scale", scale, _SCALES); g = _gamma_grid(gamma)
+    # the checks
+    _, P, info = _mh_problem(f, c, mu, W_K, W_Q, heads, residual, alpha, diag, 16, require_a1)
+    c, snr = P.c, float(np.sum(np.square(_mh_weights(mu, W_K, W_Q)[0])))
+    kw = {"residual": residual, "heads": heads, "H": info["H"], "alpha": alpha, "diag": diag}
     gA, gR = _readout_gammas(f, c, g, scale, kw)
-    th = multihead_theory(f, c=c, gamma=gA, mu=mu, W_K=W_K, W_Q=W_Q, residual=residual, heads=heads, alpha=alpha, diag=diag,
-                          require_a1=require_a1)
-    out = dict(gamma=g, gamma_attn=gA, gamma_rr=gR, E_attn=th.error, E_rr=ridge_error(c=c, gamma=gR, snr=snr),
-               dof_attn=readout_dof(f, c=c, gamma=gA, **kw), dof_rr=ridge_effective_dof(c=c, gamma=gR))
+    th = multihead_theory(f, c=c, gamma=gA, mu=mu, W_K=W_K, W_Q=W_Q, residual=residual, heads=heads,
+                          alpha=alpha, diag=diag, require_a1=require_a1)
+    out = {"gamma": g, "gamma_attn": gA, "gamma_rr": gR, "E_attn": th.error,
+           "E_rr": ridge_error(c=c, gamma=gR, snr=snr),
+           "dof_attn": readout_dof(f, c=c, gamma=gA, **kw),
+           "dof_rr": ridge_effective_dof(c=c, gamma=gR)}
     out["difference"] = out["E_attn"] - out["E_rr"]
     if np.ndim(gamma) == 0: out = {k: float(v[0]) for k, v in out.items()}
     return out
@@ -600,21 +1288,43 @@ def compare_multihead_ridge(f, # activation
 MH_MAP_CS = np.round(np.geomspace(0.25, 4.0, 13), 4)
 MH_MAP_SNRS = np.round(np.geomspace(0.25, 4.0, 9), 4)
 
-def mh_difference_map(residual:str, # "none", "sum" or "concat"
+def mh_difference_map(residual, # a name from residual_names() or a Readout
                       scale:str, # "raw", "relative" or "dof"
-                      *, cs=MH_MAP_CS, # aspect ratios
-                      snrs=MH_MAP_SNRS, # ||mu||^2 values
-                      gamma:float=0.01, # the (raw or ridge-relative) regularisation
+                      *, cs=MH_MAP_CS, # aspect ratios in [1e-6, 1e6]
+                      snrs=MH_MAP_SNRS, # ||mu||^2 values in [0, 1e12]
+                      gamma:float=0.01, # the (raw or ridge-relative) regularisation, > 0
                       aligned:bool=False, # w_K = w_Q = mu_hat (else W = I)
                      ) -> np.ndarray:
-    "E(readout) - E_RR (tanh, one head) on a (c, SNR) grid at the regularisation chosen by `scale`."
-    from attnstat.core import check_array
-    cs, snrs = check_array("cs", cs, ndim=1), check_array("snrs", snrs, ndim=1)   # grids: 1-d arrays of finite numbers
+    """E(readout) - E_RR (tanh, one head) on a (c, SNR) grid at the regularisation chosen by
+    `scale`.
+
+    Parameters
+    ----------
+    residual
+        a name from residual_names() or a Readout
+    scale : str
+        "raw", "relative" or "dof"
+    cs : default MH_MAP_CS
+        aspect ratios in [1e-6, 1e6]
+    snrs : default MH_MAP_SNRS
+        ||mu||^2 values in [0, 1e12]
+    gamma : float, default 0.01
+        the (raw or ridge-relative) regularisation, > 0
+    aligned : bool, default False
+        w_K = w_Q = mu_hat (else W = I)
+    """
+    ro = _resolve(READOUTS, Readout, "residual", residual); _choice("scale", scale, _SCALES)
+    cs, snrs = _array_arg("cs", cs, ndim=1), _array_arg("snrs", snrs, ndim=1)
+    if np.any(cs < 1e-6) or np.any(cs > 1e6): raise ValueError("cs must lie in [1e-6, 1e6]")
+    if np.any(snrs < 0) or np.any(snrs > 1e12): raise ValueError("snrs must lie in [0, 1e12]")
+    gamma = check_real("gamma", gamma, lo=0.0, lo_open=True)
+    aligned = _check_bool("aligned", aligned)
     out = np.empty((len(cs), len(snrs)))
     w = np.array([[1.0], [0.0]]) if aligned else np.zeros((2, 1))
-    for i, c in enumerate(cs):
-        gA, gR = _readout_gammas("tanh", float(c), np.array([float(gamma)]), scale, dict(residual=residual))  # no SNR dependence
+    for i, c in enumerate(cs):      # the regularisations do not depend on the SNR
+        gA, gR = _readout_gammas("tanh", float(c), np.array([gamma]), scale, {"residual": ro})
         for j, s in enumerate(snrs):
-            out[i, j] = (multihead_theory("tanh", c=float(c), gamma=gA, mu=[math.sqrt(s), 0.0], W_K=w, W_Q=w, residual=residual).error[0]
-                         - ridge_error(c=float(c), gamma=float(gR[0]), snr=float(s)))
+            E = multihead_theory("tanh", c=float(c), gamma=gA, mu=[math.sqrt(s), 0.0], W_K=w, W_Q=w,
+                                 residual=ro)
+            out[i, j] = E.error[0] - ridge_error(c=float(c), gamma=float(gR[0]), snr=float(s))
     return out

@@ -17,15 +17,23 @@ def _pt(f, level, n, p, mu, w_K, w_Q, **extra):
                 w_Q=list(map(float, w_Q)), **extra)
 
 # %% auto #0
-__all__ = ['SIM_ACTIVATIONS', 'PANELS', 'SCALES', 'WEIGHTS', 'MAP_CS', 'MAP_SNRS', 'MAP_CONFIGS', 'panel_spec', 'run_panel',
-           'load_panel', 'sim_stats', 'feature_scale', 'ridge_feature_scale', 'effective_dof', 'ridge_effective_dof',
-           'matched_dof_gamma', 'compare_attention_ridge', 'difference_map', 'map_key', 'run_sign_maps',
-           'simulate_points', 'load_points', 'scale_check_points', 'cos_check_points', 'sensitivity_points']
+__all__ = ['SIM_ACTIVATIONS', 'PANELS', 'SCALES', 'WEIGHTS', 'MAP_CS', 'MAP_SNRS', 'MAP_CONFIGS',
+           'panel_spec', 'run_panel', 'load_panel', 'sim_stats', 'feature_scale',
+           'ridge_feature_scale', 'effective_dof', 'ridge_effective_dof', 'matched_dof_gamma',
+           'compare_attention_ridge', 'difference_map', 'map_key', 'run_sign_maps',
+           'simulate_points', 'load_points', 'scale_check_points', 'cos_check_points',
+           'sensitivity_points']
 
 # %% ../../nbs/03d_rmt_vs_ridge.ipynb #bc785121
 def panel_spec(name:str, # one of PANELS
               ) -> tuple:
-    "The simulation points, gamma grid and trials of a chapter-10 panel: (points, gammas, trials)."
+    """The simulation points, gamma grid and trials of a chapter-10 panel: (points, gammas, trials).
+
+    Parameters
+    ----------
+    name : str
+        one of PANELS
+    """
     e1, e2, z = [1.0, 0.0], [0.0, 1.0], [0.0, 0.0]
     pts = []
     if name == "gamma":                      # paper Fig. 1(a): p = 2048, n = 512, ||mu||^2 = 1
@@ -86,7 +94,22 @@ def run_panel(name:str, # panel name (see panel_spec)
               seed:int=2026, # base seed; point k uses the k-th spawned child
               verbose:bool=False, # print progress
              ) -> dict:
-    "Simulate every point of a panel (attention and paired ridge errors) and save them with their parameters."
+    """Simulate every point of a panel (attention and paired ridge errors) and save them with their
+    parameters.
+
+    Parameters
+    ----------
+    name : str
+        panel name (see panel_spec)
+    path : default None
+        NPZ file to write (default: rmt_sim_{name}.npz in the user data folder, attnstat.data_path)
+    trials : int | None, default None
+        override the panel's trials
+    seed : int, default 2026
+        base seed; point k uses the k-th spawned child
+    verbose : bool, default False
+        print progress
+    """
     pts, gammas, T = panel_spec(name)
     T = T if trials is None else check_int("trials", trials, lo=2)
     A = np.empty((len(pts), T, gammas.size)); R = np.empty_like(A)
@@ -109,7 +132,14 @@ def run_panel(name:str, # panel name (see panel_spec)
 # %% ../../nbs/03d_rmt_vs_ridge.ipynb #c2ace59a
 def load_panel(path, # an NPZ written by run_panel
               ) -> dict:
-    "Read a cached panel: gamma, attention/ridge (points, trials, gammas), points (list of dicts), trials, seed."
+    """Read a cached panel: gamma, attention/ridge (points, trials, gammas), points (list of dicts),
+    trials, seed.
+
+    Parameters
+    ----------
+    path
+        an NPZ written by run_panel
+    """
     with np.load(path, allow_pickle=False) as z:
         d = {k: z[k] for k in z.files}
     d["points"] = json.loads(str(d["points"]))
@@ -121,7 +151,15 @@ def load_panel(path, # an NPZ written by run_panel
 def sim_stats(panel:dict, # a panel from load_panel
               which:str="attention", # "attention", "ridge" or "difference"
              ) -> tuple:
-    "Mean and standard error over trials, shape (points, gammas)."
+    """Mean and standard error over trials, shape (points, gammas).
+
+    Parameters
+    ----------
+    panel : dict
+        a panel from load_panel
+    which : str, default 'attention'
+        "attention", "ridge" or "difference"
+    """
     a = panel["attention"] - panel["ridge"] if which == "difference" else panel[which]
     k = a.shape[1]
     return a.mean(axis=1), a.std(axis=1, ddof=1) / math.sqrt(k)
@@ -138,7 +176,18 @@ def feature_scale(f, # activation
                   *, c:float, # ratio p/n
                   diag:float=0.0, # kernel diagonal level d
                  ) -> float:
-    "Mean eigenvalue tr(Phi^T Phi/n)/n of the attention features: tau^2 + c int x m0(x)^2 dmu_c = tau^2 + c E[x m0(x)^2]."
+    """Mean eigenvalue tr(Phi^T Phi/n)/n of the attention features: tau^2 + c int x m0(x)^2 dmu_c =
+    tau^2 + c E[x m0(x)^2].
+
+    Parameters
+    ----------
+    f
+        activation
+    c : float
+        ratio p/n
+    diag : float, default 0.0
+        kernel diagonal level d
+    """
     act = activation(f); c = check_real("c", c, lo=1e-6, hi=1e6); d = check_real("diag", diag, lo=-1e6, hi=1e6)
     a1, s2 = act.coef.a1, act.coef.sigma2
     r, k = a1 / c, a1 - d                                  # m0(x) = r x - k; moments of mu_c: 1, 1 + c, 1 + 3c + c^2
@@ -147,7 +196,13 @@ def feature_scale(f, # activation
 # %% ../../nbs/03d_rmt_vs_ridge.ipynb #24650f03
 def ridge_feature_scale(*, c:float, # ratio p/n
                        ) -> float:
-    "Mean eigenvalue tr(X^T X/n)/n of the raw tokens: c (the signal adds O(1/n))."
+    """Mean eigenvalue tr(X^T X/n)/n of the raw tokens: c (the signal adds O(1/n)).
+
+    Parameters
+    ----------
+    c : float
+        ratio p/n
+    """
     return check_real("c", c, lo=0.0, lo_open=True)
 
 # %% ../../nbs/03d_rmt_vs_ridge.ipynb #7a28a908
@@ -156,7 +211,20 @@ def effective_dof(f, # activation
                   gamma, # ridge parameter(s) > 0
                   diag:float=0.0, # kernel diagonal level d
                  ):
-    "Effective degrees of freedom per token, tr(Phi^T Phi/n (Phi^T Phi/n + gamma)^{-1})/n = 1 - gamma tr Q/n, in (0, min(1, c))."
+    """Effective degrees of freedom per token, tr(Phi^T Phi/n (Phi^T Phi/n + gamma)^{-1})/n = 1 -
+    gamma tr Q/n, in (0, min(1, c)).
+
+    Parameters
+    ----------
+    f
+        activation
+    c : float
+        ratio p/n
+    gamma
+        ridge parameter(s) > 0
+    diag : float, default 0.0
+        kernel diagonal level d
+    """
     act = activation(f); c = check_real("c", c, lo=1e-6, hi=1e6); d = check_real("diag", diag, lo=-1e6, hi=1e6)
     g = _gamma_grid(gamma); ge = np.clip(g, *GAMMA_RANGE)
     rule = mp_rule(c)
@@ -174,7 +242,16 @@ def effective_dof(f, # activation
 def ridge_effective_dof(*, c:float, # ratio p/n
                         gamma, # ridge parameter(s) > 0
                        ):
-    "Effective degrees of freedom per token of ridge regression on the tokens: c (1 - gamma m_c(-gamma))."
+    """Effective degrees of freedom per token of ridge regression on the tokens: c (1 - gamma
+    m_c(-gamma)).
+
+    Parameters
+    ----------
+    c : float
+        ratio p/n
+    gamma
+        ridge parameter(s) > 0
+    """
     c = check_real("c", c, lo=0.0, lo_open=True); g = np.clip(_gamma_grid(gamma), *GAMMA_RANGE)
     out = c * (1 - g * mp_stieltjes(-g, c))
     return float(out[0]) if np.ndim(gamma) == 0 else out
@@ -185,7 +262,20 @@ def matched_dof_gamma(f, # activation
                       dof:float, # target degrees of freedom per token, in (0, min(1, c))
                       diag:float=0.0, # kernel diagonal level d
                      ) -> float:
-    "The gamma at which attention has `dof` effective degrees of freedom per token (root in log gamma)."
+    """The gamma at which attention has `dof` effective degrees of freedom per token (root in log
+    gamma).
+
+    Parameters
+    ----------
+    f
+        activation
+    c : float
+        ratio p/n
+    dof : float
+        target degrees of freedom per token, in (0, min(1, c))
+    diag : float, default 0.0
+        kernel diagonal level d
+    """
     c = check_real("c", c, lo=1e-6, hi=1e6); top = min(1.0, c)
     dof = check_real("dof", dof, lo=0.0, hi=top, lo_open=True, hi_open=True)
     h = lambda lg: effective_dof(f, c=c, gamma=math.exp(lg), diag=diag) - dof
@@ -208,7 +298,32 @@ def compare_attention_ridge(f, # activation
                             test:bool=False, # also the fresh-token test errors
                             require_a1:bool=True, # refuse a_1 = 0
                            ) -> dict:
-    "E_Attn and E_RR at a regularisation chosen by `scale` (raw, scale-invariant or matched degrees of freedom)."
+    """E_Attn and E_RR at a regularisation chosen by `scale` (raw, scale-invariant or matched
+    degrees of freedom).
+
+    Parameters
+    ----------
+    f
+        activation
+    c : float
+        ratio p/n
+    gamma
+        "raw": the common gamma; "relative" and "dof": gamma / (mean eigenvalue) of ridge
+    mu
+        signal vector
+    w_K
+        key direction
+    w_Q
+        query direction
+    scale : str, default 'raw'
+        "raw", "relative" (each model at gamma times its feature scale) or "dof"
+    diag : float, default 0.0
+        kernel diagonal level d
+    test : bool, default False
+        also the fresh-token test errors
+    require_a1 : bool, default True
+        refuse a_1 = 0
+    """
     check_choice("scale", scale, SCALES)
     c = check_real("c", c, lo=1e-6, hi=1e6); g = _gamma_grid(gamma); snr = float(np.sum(np.square(np.asarray(mu, float))))
     if scale == "raw": gA, gR = g, g
@@ -247,7 +362,25 @@ def difference_map(f, # activation
                    scale:str="raw", # "raw", "relative" or "dof"
                    test:bool=False, # the fresh-token test errors instead of the interpolation errors
                   ) -> np.ndarray:
-    "E_Attn - E_RR (or the test-error difference) on a (c, SNR) grid, shape (len(cs), len(snrs))."
+    """E_Attn - E_RR (or the test-error difference) on a (c, SNR) grid, shape (len(cs), len(snrs)).
+
+    Parameters
+    ----------
+    f
+        activation
+    cs
+        grid of c
+    snrs
+        grid of ||mu||^2 (mu = sqrt(snr) e1)
+    weights : str, default 'identity'
+        "identity", "orthogonal" (w = e2) or "aligned" (w = e1), w_K = w_Q = w
+    gamma : float | None, default 0.1
+        see compare_attention_ridge; None: the ridgeless limit
+    scale : str, default 'raw'
+        "raw", "relative" or "dof"
+    test : bool, default False
+        the fresh-token test errors instead of the interpolation errors
+    """
     from attnstat.rmt.theory import attention_error_ridgeless, ridge_error_ridgeless
     from attnstat.rmt.generalisation import attention_test_error, ridge_test_error
     check_choice("weights", weights, tuple(WEIGHTS)); check_choice("scale", scale, SCALES); w_K, w_Q = WEIGHTS[weights]
@@ -281,14 +414,35 @@ def map_key(weights, # the weights name
             gamma, # ridge parameter
             test=False, # the test-error map (False: interpolation error)
            ) -> str:
-    "The NPZ key of one map."
+    """The NPZ key of one map.
+
+    Parameters
+    ----------
+    weights
+        the weights name
+    scale
+        the scale of the weights
+    gamma
+        ridge parameter
+    test : default False
+        the test-error map (False: interpolation error)
+    """
     return f"{weights}|{scale}|{'ridgeless' if gamma is None else format(gamma, 'g')}|{'test' if test else 'train'}"
 
 # %% ../../nbs/03d_rmt_vs_ridge.ipynb #578efa2b
 def run_sign_maps(path, # NPZ file to write
                   processes:int=1, # worker processes
                  ) -> dict:
-    "Theory maps of E_Attn - E_RR for tanh over (c, SNR) for every entry of MAP_CONFIGS, cached with the grids."
+    """Theory maps of E_Attn - E_RR for tanh over (c, SNR) for every entry of MAP_CONFIGS, cached
+    with the grids.
+
+    Parameters
+    ----------
+    path
+        NPZ file to write
+    processes : int, default 1
+        worker processes
+    """
     t0 = time.time()
     if processes > 1:
         from concurrent.futures import ProcessPoolExecutor
@@ -315,7 +469,22 @@ def simulate_points(points:list, # dicts with f, n, p, mu, w_K, w_Q, gammas (eac
                     seed:int=2028, # point k uses the k-th child of SeedSequence(seed)
                     processes:int=1, # worker processes (results do not depend on it)
                    ) -> dict:
-    "Simulate E_Attn and E_RR (paired, per trial) at points with their own gamma grids; cache them with the points."
+    """Simulate E_Attn and E_RR (paired, per trial) at points with their own gamma grids; cache them
+    with the points.
+
+    Parameters
+    ----------
+    points : list
+        dicts with f, n, p, mu, w_K, w_Q, gammas (each point its own gamma grid), optional level
+    path
+        NPZ file to write
+    trials : int, default 6
+        draws per point
+    seed : int, default 2028
+        point k uses the k-th child of SeedSequence(seed)
+    processes : int, default 1
+        worker processes (results do not depend on it)
+    """
     trials = check_int("trials", trials, lo=2); processes = check_int("processes", processes, lo=1, hi=256)
     for pt in points:
         check_memory("n, p", 8.0 * (5 * pt["n"] ** 2 + 4 * pt["p"] * pt["n"] + 2 * pt["p"] ** 2))
@@ -335,7 +504,14 @@ def simulate_points(points:list, # dicts with f, n, p, mu, w_K, w_Q, gammas (eac
 # %% ../../nbs/03d_rmt_vs_ridge.ipynb #ff1a9a0a
 def load_points(path, # an NPZ written by simulate_points
                ) -> list:
-    "The cached points, each with its gammas and per-trial 'attention' and 'ridge' arrays (trials, gammas)."
+    """The cached points, each with its gammas and per-trial 'attention' and 'ridge' arrays (trials,
+    gammas).
+
+    Parameters
+    ----------
+    path
+        an NPZ written by simulate_points
+    """
     with np.load(path, allow_pickle=False) as z:
         pts = json.loads(str(z["points"]))
         for k, pt in enumerate(pts): pt["attention"], pt["ridge"] = z[f"attention_{k}"], z[f"ridge_{k}"]
@@ -344,7 +520,14 @@ def load_points(path, # an NPZ written by simulate_points
 # %% ../../nbs/03d_rmt_vs_ridge.ipynb #88fcaeed
 def scale_check_points(p:int=1024, # embedding dimension
                       ) -> list:
-    "Spot checks of the sign maps (tanh, c in {1/2, 2}, SNR in {1/2, 2}, W = I or aligned) at raw, relative and dof-matched gammas."
+    """Spot checks of the sign maps (tanh, c in {1/2, 2}, SNR in {1/2, 2}, W = I or aligned) at raw,
+    relative and dof-matched gammas.
+
+    Parameters
+    ----------
+    p : int, default 1024
+        embedding dimension
+    """
     pts = []
     for c in (0.5, 2.0):
         tau = feature_scale("tanh", c=c)
@@ -360,13 +543,26 @@ def scale_check_points(p:int=1024, # embedding dimension
 # %% ../../nbs/03d_rmt_vs_ridge.ipynb #35ab87b4
 def cos_check_points(p:int=512, # embedding dimension
                     ) -> list:
-    "The a_1 = 0 contrast: cos at c in {1/4, 1/2}, SNR in {1/2, 2}, W = I or aligned, gamma in {1e-5, 0.1}."
+    """The a_1 = 0 contrast: cos at c in {1/4, 1/2}, SNR in {1/2, 2}, W = I or aligned, gamma in
+    {1e-5, 0.1}.
+
+    Parameters
+    ----------
+    p : int, default 512
+        embedding dimension
+    """
     return [dict(f="cos", n=round(p / c), p=p, mu=[math.sqrt(s), 0.0], w_K=WEIGHTS[wn][0], w_Q=WEIGHTS[wn][0], gammas=[1e-5, 0.1],
                  c=c, snr=s, weights=wn) for c in (0.25, 0.5) for s in (0.5, 2.0) for wn in ("identity", "aligned")]
 
 # %% ../../nbs/03d_rmt_vs_ridge.ipynb #482402d9
 def sensitivity_points(p:int=1024, # embedding dimension
                       ) -> list:
-    "The p/n sensitivity claim: tanh, W = I or aligned, SNR 2, c in {1/4, 1/2, 3/4}, gamma = 1e-5."
+    """The p/n sensitivity claim: tanh, W = I or aligned, SNR 2, c in {1/4, 1/2, 3/4}, gamma = 1e-5.
+
+    Parameters
+    ----------
+    p : int, default 1024
+        embedding dimension
+    """
     return [dict(f="tanh", n=round(p / c), p=p, mu=[math.sqrt(2.0), 0.0], w_K=WEIGHTS[wn][0], w_Q=WEIGHTS[wn][0], gammas=[1e-5],
                  c=c, snr=2.0, weights=wn) for c in (0.25, 0.5, 0.75) for wn in ("identity", "aligned")]

@@ -4,76 +4,133 @@
 
 # %% ../../nbs/03c_rmt_theory.ipynb #dd5d9fde
 from __future__ import annotations
-import math, warnings
+
+import dataclasses
+import math
 from dataclasses import dataclass, field
 from functools import lru_cache
+
 import numpy as np
 from scipy import optimize
-from ..core import check_real, check_positive, check_int, check_choice, check_array, check_memory, ConvergenceError, ParameterTypeError
-from ..fixed_point import fixed_point, continuation, FixedPointResult
-from .hermite import activation, Activation
+
+from ..core import (ConvergenceError, ParameterTypeError, check_int, check_memory, check_positive,
+                           check_real, check_seconds)
+from ..fixed_point import FixedPointResult, continuation, fixed_point
 from ..gaussian import _check_bool
-from .models import _array_arg, _gamma_grid
+from .hermite import activation
+from .models import _array_arg, _choice, _gamma_grid
 
 # %% auto #0
-__all__ = ['GAMMA_RANGE', 'GRAM_MAX', 'mp_edges', 'mp_stieltjes', 'mp_stieltjes_derivative', 'SpectralRule', 'default_nodes',
-           'mp_rule', 'bbp_outlier', 'spiked_rule', 'kernel_stieltjes', 'kernel_density', 'NoiseFixedPoint',
-           'noise_fixed_point', 'AttentionTheory', 'attention_theory', 'attention_error', 'ridge_error',
-           'ridge_error_ridgeless', 'ridgeless_fixed_point', 'attention_error_ridgeless']
+__all__ = ['GAMMA_RANGE', 'GRAM_MAX', 'mp_edges', 'mp_stieltjes', 'mp_stieltjes_derivative',
+           'SpectralRule', 'default_nodes', 'mp_rule', 'bbp_outlier', 'spiked_rule',
+           'kernel_stieltjes', 'kernel_density', 'NoiseFixedPoint', 'TheoryOptions',
+           'theory_options', 'noise_fixed_point', 'AttentionTheory', 'attention_theory',
+           'attention_error', 'ridge_error', 'ridge_error_ridgeless', 'ridgeless_fixed_point',
+           'attention_error_ridgeless']
 
 # %% ../../nbs/03c_rmt_theory.ipynb #2e603967
 def mp_edges(c:float, # ratio p/n > 0
             ) -> tuple:
-    "Edges (lambda_-, lambda_+) of the Marchenko–Pastur law of ratio c."
+    """Edges (lambda_-, lambda_+) of the Marchenko–Pastur law of ratio c.
+
+    Parameters
+    ----------
+    c : float
+        ratio p/n > 0
+    """
     c = check_positive("c", c)
     return (1 - math.sqrt(c))**2, (1 + math.sqrt(c))**2
 
 # %% ../../nbs/03c_rmt_theory.ipynb #faa7d494
+def _points(name, z) -> np.ndarray:
+    "z as a complex array (a real point x becomes x + i0); only finite numbers are accepted."
+    if isinstance(z, (str, bytes, bool, np.bool_)) or np.asarray(z).dtype.kind not in "iufc":
+        raise ParameterTypeError(f"{name} must be a real or complex number or array, got "
+                                 f"{type(z).__name__}")
+    zc = np.asarray(z).astype(complex)
+    if not np.all(np.isfinite(zc)):
+        raise ValueError(f"{name} must be finite (real or complex numbers)")
+    return zc
+
+def _mp_parts(z, c):
+    "m_c(z) and S(z) = sqrt(z - lambda_-) sqrt(z - lambda_+), both free of cancellation."
+    lo, hi = mp_edges(c)
+    S = np.sqrt(z - lo) * np.sqrt(z - hi)      # analytic off [lambda_-, lambda_+], ~ z at infinity
+    b = 1 - c - z
+    # m = q1/(2cz) = 2/q2 (q1 q2 = 4cz): the larger of the two never
+    q1, q2 = b + S, b - S
+    # cancels (c > 1, z -> 0: q1)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        m = np.where(np.abs(q1) >= np.abs(q2), q1 / (2 * c * z), 2 / q2)
+    # the atom's pole for c >= 1
+    m = np.where(z == 0, 1 / (1 - c) if c < 1 else np.inf, m)
+    return m, S
+
 def mp_stieltjes(z, # points (real or complex, any shape); real points on the support mean z + i0
                  c:float, # ratio p/n > 0
                 ):
-    "Stieltjes transform m_c(z) = int dmu_c(l)/(l - z) of the Marchenko–Pastur law, on the correct branch."
-    c = check_positive("c", c)
-    if isinstance(z, (str, bytes, bool, np.bool_)) or np.asarray(z).dtype.kind not in "iufc":
-        raise ParameterTypeError(f"z must be a real or complex number or array, got {type(z).__name__}")
-    z = np.asarray(z); zc = z.astype(complex)
-    lo, hi = mp_edges(c)
-    b = 1 - c - zc
-    sq = np.sqrt(b * b - 4 * c * zc)
-    real = np.ones(z.shape, bool) if not np.iscomplexobj(z) else (zc.imag == 0)
-    zr = zc.real
-    below, above = real & (zr < lo) & (zr != 0), real & (zr > hi)
-    inside = real & ~below & ~above & (zr != 0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        r1, r2 = 2 / (b + sq), 2 / (b - sq)
-        out = np.where(np.sign(r1.imag) == np.sign(zc.imag), r1, r2)       # Im z != 0: Im m has the sign of Im z
-        sqr = np.sqrt(np.abs((b * b - 4 * c * zc).real))
-        out = np.where(below, 2 / (b.real + sqr), out)
-        out = np.where(above, 2 / (b.real - sqr), out)
-        out = np.where(inside, (b.real + 1j * sqr) / (2 * c * zr), out)
-        out = np.where(real & (zr == 0), (1 / (1 - c) if c < 1 else np.inf), out)
-    if not np.iscomplexobj(z) and not np.any(inside): out = out.real
-    return out[()] if out.ndim == 0 else out
+    """Stieltjes transform m_c(z) = int dmu_c(l)/(l - z) of the Marchenko–Pastur law.
+
+    Parameters
+    ----------
+    z
+        points (real or complex, any shape); real points on the support mean z + i0
+    c : float
+        ratio p/n > 0
+    """
+    c = check_positive("c", c); zc = _points("z", z)
+    m, _ = _mp_parts(zc, c)
+    if not np.iscomplexobj(z) and np.all(m.imag == 0): m = m.real
+    return m[()] if m.ndim == 0 else m
 
 # %% ../../nbs/03c_rmt_theory.ipynb #5cb15bae
 def mp_stieltjes_derivative(z, # points off the support
                             c:float, # ratio p/n > 0
                            ):
-    "The derivative m_c'(z) = -(c m^2 + m)/(2 c z m - (1 - c - z))."
-    m = mp_stieltjes(z, c); z = np.asarray(z)
-    return -(c * m * m + m) / (2 * c * z * m - (1 - c - z))
+    """The derivative m_c'(z) = -(c m^2 + m)/(2 c z m - (1 - c - z)); the denominator is S(z).
+
+    Parameters
+    ----------
+    z
+        points off the support
+    c : float
+        ratio p/n > 0
+    """
+    c = check_positive("c", c); zc = _points("z", z)
+    m, S = _mp_parts(zc, c)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"): d = -(c * m * m + m) / S
+    if not np.iscomplexobj(z) and np.all(d.imag == 0): d = d.real
+    return d[()] if d.ndim == 0 else d
 
 # %% ../../nbs/03c_rmt_theory.ipynb #bc95f4d6
 @dataclass(frozen=True)
 class SpectralRule:
-    "A quadrature rule for a spectral measure: bulk nodes and weights plus point masses."
+    """A quadrature rule for a spectral measure: bulk nodes and weights plus point masses.
+
+    Parameters
+    ----------
+    nodes : np.ndarray
+        bulk nodes
+    weights : np.ndarray
+        bulk weights
+    atoms : np.ndarray
+        locations of the point masses
+    masses : np.ndarray
+        the point masses
+    """
     nodes: np.ndarray # bulk nodes
     weights: np.ndarray # bulk weights
     atoms: np.ndarray # locations of the point masses
     masses: np.ndarray # the point masses
     def integrate(self, F, # a function of the spectral variable, vectorised
                  ):
-        "int F d(measure) for a vectorised F."
+        """int F d(measure) for a vectorised F.
+
+        Parameters
+        ----------
+        F
+            a function of the spectral variable, vectorised
+        """
         return (self.all_weights * F(self.all_nodes)).sum()
     @property
     def total_mass(self) -> float:
@@ -91,12 +148,28 @@ class SpectralRule:
 # %% ../../nbs/03c_rmt_theory.ipynb #e41736a6
 def default_nodes(c:float, # ratio p/n
                  ) -> int:
-    "Gauss–Chebyshev nodes giving ~1e-12 accuracy away from c = 1 (1000), more where lambda_- -> 0 (16000)."
+    """Gauss–Chebyshev nodes for ~1e-12 accuracy: 1000, or 16000 where lambda_- -> 0 (c near 1).
+
+    Parameters
+    ----------
+    c : float
+        ratio p/n
+    """
     c = check_real("c", c, lo=0.0, lo_open=True)
     return 1000 if (1 - math.sqrt(c))**2 >= 0.02 else 16000
 
+def _n_nodes(c, n_nodes) -> int:
+    "The node count (default_nodes(c) for None), checked against memory and run time."
+    N = check_int("n_nodes", default_nodes(c) if n_nodes is None else n_nodes, lo=2)
+    # nodes, weights and the integrand arrays of the assembly
+    check_memory("n_nodes", 8.0 * 40 * N)
+    # the solves that use the rule: about 100 passes over the nodes
+    check_seconds("n_nodes", 5e-6 * N)
+    return N
+
 @lru_cache(maxsize=64)
 def _mp_nodes(c, N):
+    "Gauss–Chebyshev (2nd kind) nodes and weights of the Marchenko–Pastur bulk."
     th = np.arange(1, N + 1) * np.pi / (N + 1)
     lam = (1 + c) + 2 * math.sqrt(c) * np.cos(th)
     return lam, np.pi / (N + 1) * np.sin(th)**2 * (4 * c) / (2 * np.pi * c * lam)
@@ -105,66 +178,115 @@ def _mp_nodes(c, N):
 def mp_rule(c:float, # ratio p/n > 0
             n_nodes:int|None=None, # Gauss–Chebyshev nodes N (default: default_nodes(c))
            ) -> SpectralRule:
-    "Gauss–Chebyshev (2nd kind) rule for the Marchenko–Pastur law, with its atom (1 - 1/c)^+ at 0."
-    c = check_positive("c", c); N = check_int("n_nodes", default_nodes(c) if n_nodes is None else n_nodes, lo=2)
-    check_memory("n_nodes", 8.0 * 40 * N)              # nodes, weights and the integrand arrays of the assembly
-    from attnstat.core import check_seconds
-    check_seconds("n_nodes", 5e-6 * N)                # the solves that use the rule: about 100 passes over the nodes
+    """Gauss–Chebyshev (2nd kind) rule for the Marchenko–Pastur law, with its atom (1 - 1/c)^+ at 0.
+
+    Parameters
+    ----------
+    c : float
+        ratio p/n > 0
+    n_nodes : int | None, default None
+        Gauss–Chebyshev nodes N (default: default_nodes(c))
+    """
+    c = check_positive("c", c); N = _n_nodes(c, n_nodes)
     lam, w = _mp_nodes(c, N)
     if c > 1: return SpectralRule(lam, w, np.array([0.0]), np.array([1 - 1 / c]))
     return SpectralRule(lam, w, np.zeros(0), np.zeros(0))
 
 # %% ../../nbs/03c_rmt_theory.ipynb #1e8a7bb4
 def bbp_outlier(c:float, # ratio p/n > 0
-                snr:float, # ||mu||^2 >= 0
+                snr:float, # ||mu||^2 in [0, 1e12] (GRAM_MAX)
                ) -> tuple:
-    "The BBP atom (lambda_0, mass) of nu_s, or (None, 0.0) at or below the threshold ||mu||^2 = sqrt(c)."
-    c = check_positive("c", c); snr = check_positive("snr", snr, strict=False)
-    # at the threshold the atom leaves the edge lambda_+ with zero mass (m_c' is infinite there): below
-    # snr = sqrt(c)(1 + 1e-9) the mass is < 1e-9 and the atom is dropped, avoiding 0 * inf at the edge
+    """The BBP atom (lambda_0, mass) of nu_s, or (None, 0.0) at or below ||mu||^2 = sqrt(c).
+
+    Parameters
+    ----------
+    c : float
+        ratio p/n > 0
+    snr : float
+        ||mu||^2 in [0, 1e12] (GRAM_MAX)
+    """
+    c = check_positive("c", c); snr = check_real("snr", snr, lo=0.0, hi=1e12)
+    # at the threshold the atom leaves the edge lambda_+ with zero mass (m_c' is infinite there):
+    # below snr = sqrt(c)(1 + 1e-9) the mass is < 1e-9 and the atom is dropped (no 0 * inf)
     if snr <= math.sqrt(c) * (1 + 1e-9): return None, 0.0
     s2 = snr + c
     l0 = s2 * (s2 + 1 - c) / (s2 - c)
-    if l0 <= mp_edges(c)[1] or abs(1 + s2 * mp_stieltjes(l0, c)) > 1e-8: return None, 0.0   # spurious root
+    # spurious root
+    if l0 <= mp_edges(c)[1] or abs(1 + s2 * mp_stieltjes(l0, c)) > 1e-8: return None, 0.0
     mass = 1 / (s2 * s2 * mp_stieltjes_derivative(l0, c))
     return (l0, float(mass)) if np.isfinite(mass) and mass > 0 else (None, 0.0)
 
 @lru_cache(maxsize=128)
 def _spiked_weights(c, snr, N):
+    "Bulk weights of nu_s: the MP weights over |1 + (snr + c) m_c(lambda + i0)|^2."
     lam, w = _mp_nodes(c, N)
     return w / np.abs(1 + (snr + c) * mp_stieltjes(lam, c))**2
 
 # %% ../../nbs/03c_rmt_theory.ipynb #1dcea6b8
-def spiked_rule(c:float, # ratio p/n > 0
-                snr:float, # ||mu||^2 >= 0
+def spiked_rule(c:float, # ratio p/n in (0, 1e6]
+                snr:float, # ||mu||^2 in [0, 1e12] (GRAM_MAX)
                 n_nodes:int|None=None, # Gauss–Chebyshev nodes N (default: default_nodes(c))
                ) -> SpectralRule:
-    "Rule for nu_s, the spectral measure of S = XX^T/n at the signal direction X y, with its BBP atom."
-    c = check_positive("c", c); snr = check_positive("snr", snr, strict=False)
-    N = check_int("n_nodes", default_nodes(c) if n_nodes is None else n_nodes, lo=2)
+    """Rule for nu_s, the spectral measure of S = XX^T/n at the direction X y, with its BBP atom.
+
+    Parameters
+    ----------
+    c : float
+        ratio p/n in (0, 1e6]
+    snr : float
+        ||mu||^2 in [0, 1e12] (GRAM_MAX)
+    n_nodes : int | None, default None
+        Gauss–Chebyshev nodes N (default: default_nodes(c))
+    """
+    c = check_real("c", c, lo=0.0, hi=1e6, lo_open=True)
+    snr = check_real("snr", snr, lo=0.0, hi=1e12)
+    N = _n_nodes(c, n_nodes)
     lam, _ = _mp_nodes(c, N)
     l0, mass = bbp_outlier(c, snr)
-    atoms, masses = (np.array([l0]), np.array([mass])) if l0 is not None else (np.zeros(0), np.zeros(0))
+    atoms, masses = (np.zeros(0), np.zeros(0)) if l0 is None else (np.array([l0]), np.array([mass]))
     return SpectralRule(lam, _spiked_weights(c, snr, N), atoms, masses)
 
 # %% ../../nbs/03c_rmt_theory.ipynb #7ca2a3fc
-def kernel_stieltjes(z, # points with Im z > 0 (any shape)
-                     c:float, # ratio p/n > 0
-                     a1:float, # first Hermite coefficient
-                     sigma2:float, # nu - a1^2 >= 0
-                    ):
-    "Stieltjes transform of the spectrum of the noise kernel K_N: the root of its cubic with Im m > 0."
-    c = check_positive("c", c); a1 = check_real("a1", a1); sigma2 = check_positive("sigma2", sigma2, strict=False)
-    z = np.asarray(z, dtype=complex); shape = z.shape; z = z.ravel()
-    if np.any(z.imag <= 0): raise ValueError("z must have Im z > 0")
-    out = np.full(z.shape, np.nan + 0j)
-    for i, zi in enumerate(z):
-        co = np.array([sigma2 * a1, zi * c * a1 + a1 * a1 * c + sigma2 * c, zi * c * c + c * a1, c * c], dtype=complex)
-        co = np.trim_zeros(co, "f")
-        r = np.roots(co)
+def _kernel_root(zi, c, a1, sigma2):
+    "The root with Im m > 0 of the cubic of K_N at one point zi (ConvergenceError if none)."
+    co = np.array([sigma2 * a1, zi * c * a1 + a1 * a1 * c + sigma2 * c, zi * c * c + c * a1, c * c],
+                  dtype=complex)
+    # a negligible leading coefficient: a lower degree
+    co[np.abs(co) < 1e-14 * np.abs(co).max()] = 0.0
+    r = np.roots(np.trim_zeros(co, "f"))
+    with np.errstate(all="ignore"):
         res = np.abs(r + 1 / (zi + a1 * a1 * r / (c + a1 * r) + sigma2 * r / c))
-        ok = (r.imag > 0) & (res < 1e-8 * (1 + np.abs(r)))
-        if ok.any(): out[i] = r[ok][np.argmax(r[ok].imag)]
+    ok = (r.imag > 0) & (res < 1e-8 * (1 + np.abs(r)))
+    if not ok.any():
+        raise ConvergenceError(f"no root of the kernel's cubic with Im m > 0 at z = {zi:.6g} "
+                               f"(c = {c:g}, a1 = {a1:g}, sigma2 = {sigma2:g})")
+    return r[ok][np.argmax(r[ok].imag)]
+
+def kernel_stieltjes(z, # points with Im z > 0 (any shape)
+                     c:float, # ratio p/n in (0, 1e6]
+                     a1:float, # first Hermite coefficient, |a1| <= 1e6
+                     sigma2:float, # nu - a1^2 in [0, 1e6]
+                    ):
+    """Stieltjes transform of the spectrum of the noise kernel K_N: its cubic's root with Im m > 0.
+
+    Parameters
+    ----------
+    z
+        points with Im z > 0 (any shape)
+    c : float
+        ratio p/n in (0, 1e6]
+    a1 : float
+        first Hermite coefficient, |a1| <= 1e6
+    sigma2 : float
+        nu - a1^2 in [0, 1e6]
+    """
+    c = check_real("c", c, lo=0.0, hi=1e6, lo_open=True); a1 = check_real("a1", a1, lo=-1e6, hi=1e6)
+    sigma2 = check_real("sigma2", sigma2, lo=0.0, hi=1e6)
+    if 0 < abs(a1) < 1e-150 or 0 < sigma2 < 1e-150:     # the cubic's coefficients would underflow
+        raise ValueError("a1 and sigma2 must be 0 or at least 1e-150 in absolute value")
+    z = _points("z", z); shape = z.shape
+    if np.any(z.imag <= 0): raise ValueError("z must have Im z > 0")
+    out = np.array([_kernel_root(zi, c, a1, sigma2) for zi in z.ravel()], dtype=complex)
     return out.reshape(shape)[()]
 
 # %% ../../nbs/03c_rmt_theory.ipynb #9a9df0da
@@ -172,14 +294,29 @@ def kernel_density(x, # real points
                    c:float, # ratio p/n
                    a1:float, # first Hermite coefficient
                    sigma2:float, # nu - a1^2
-                   eps:float=1e-7, # distance above the real axis
+                   eps:float=1e-7, # distance above the real axis, in (0, 1]
                   ) -> np.ndarray:
-    "Limiting eigenvalue density Im m(x + i eps)/pi of the noise kernel K_N."
-    return kernel_stieltjes(np.asarray(x, dtype=float) + 1j * eps, c, a1, sigma2).imag / np.pi
+    """Limiting eigenvalue density Im m(x + i eps)/pi of the noise kernel K_N.
+
+    Parameters
+    ----------
+    x
+        real points
+    c : float
+        ratio p/n
+    a1 : float
+        first Hermite coefficient
+    sigma2 : float
+        nu - a1^2
+    eps : float, default 1e-07
+        distance above the real axis, in (0, 1]
+    """
+    x = np.asarray(_array_arg("x", x)); eps = check_real("eps", eps, lo=0.0, hi=1.0, lo_open=True)
+    return kernel_stieltjes(x + 1j * eps, c, a1, sigma2).imag / np.pi
 
 # %% ../../nbs/03c_rmt_theory.ipynb #ca97723c
 def _fp_map(x, gamma, c, a1, s2, d, rule, t=0.0, cl=None):
-    "The undamped map (delta, eta, theta) -> F(delta, eta, theta); analytic, so it accepts complex input."
+    "The undamped map (delta, eta, theta) -> F(delta, eta, theta); analytic (complex input)."
     delta, eta, theta = x[0], x[1], x[2]
     lam, w = rule.nodes, rule.weights
     a = gamma * (1 + eta)
@@ -190,33 +327,111 @@ def _fp_map(x, gamma, c, a1, s2, d, rule, t=0.0, cl=None):
                      s2 * (1 + eta) * (iP * lam).sum(),
                      s2 * (iP * lam * m).sum()])
 
-GAMMA_RANGE = (1e-30, 1e30)   # gamma outside is evaluated at the nearest end (the errors have reached their limits)
-
-
+# gamma outside is evaluated at the nearest end (the errors have reached their limits)
+GAMMA_RANGE = (1e-30, 1e30)
 
 # %% ../../nbs/03c_rmt_theory.ipynb #b4692548
 @dataclass
 class NoiseFixedPoint:
-    "The self-energies (delta, eta, theta) on a gamma grid, with the solver diagnostics."
+    """The self-energies (delta, eta, theta) on a gamma grid, with the solver diagnostics.
+
+    Parameters
+    ----------
+    gamma : np.ndarray
+        the grid
+    delta : np.ndarray
+        sigma^2 tr Q/p
+    eta : np.ndarray
+        sigma^2 tr(Q~ S)/p
+    theta : np.ndarray
+        sigma^2 tr(Q Phi^T X)/(p n)
+    converged : np.ndarray
+        per point
+    n_iter : np.ndarray
+        per point: evaluations of the map (Newton: including the Jacobian's)
+    residual : np.ndarray
+        undamped residual per point, max |F - x|/(1 + |F|) (converged iff <= tol)
+    trace : np.ndarray
+        tr Q/n = c delta/sigma^2
+    """
     gamma: np.ndarray # the grid
     delta: np.ndarray # sigma^2 tr Q/p
     eta: np.ndarray # sigma^2 tr(Q~ S)/p
     theta: np.ndarray # sigma^2 tr(Q Phi^T X)/(p n)
     converged: np.ndarray # per point
     n_iter: np.ndarray # per point: evaluations of the map (Newton: including the Jacobian's)
-    residual: np.ndarray # undamped residual per point, scaled: max |F - x| / (1 + |F|) (converged iff <= tol)
+    residual: np.ndarray # undamped residual per point, max |F - x|/(1 + |F|) (converged iff <= tol)
     trace: np.ndarray # tr Q/n = c delta/sigma^2
 
+# %% ../../nbs/03c_rmt_theory.ipynb #theoryoptions
+@dataclass(frozen=True)
+class TheoryOptions:
+    """Solver knobs of the deterministic equivalents (as scipy.optimize.minimize's options).
+
+    Parameters
+    ----------
+    n_nodes : int | None, default None
+        Gauss–Chebyshev nodes (default: default_nodes(c))
+    derivative : str, default 'implicit'
+        d ybar/d gamma: "implicit", "complex" (tangent) or "fd" (tests)
+    tol : float, default 1e-12
+        tolerance of the undamped residual, absolute and relative, in [1e-15, 1e-3]
+    damping : float, default 0.3
+        weight on the old iterate in the damped fallback, in [0, 0.99]
+    max_iter : int, default 20000
+        map evaluations per gamma (Newton's and the continuation's included)
+    method : str, default 'newton'
+        "newton" (Powell hybrid, damped fallback) or "damped"
+    """
+    n_nodes: int|None = None # Gauss–Chebyshev nodes (default: default_nodes(c))
+    derivative: str = "implicit" # d ybar/d gamma: "implicit", "complex" (tangent) or "fd" (tests)
+    tol: float = 1e-12 # tolerance of the undamped residual, absolute and relative, in [1e-15, 1e-3]
+    damping: float = 0.3 # weight on the old iterate in the damped fallback, in [0, 0.99]
+    max_iter: int = 20_000 # map evaluations per gamma (Newton's and the continuation's included)
+    method: str = "newton" # "newton" (Powell hybrid, damped fallback) or "damped"
+    def __post_init__(self):
+        set_ = lambda name, v: object.__setattr__(self, name, v)
+        if self.n_nodes is not None:
+            set_("n_nodes", check_int("n_nodes", self.n_nodes, lo=2, hi=10**7))
+        set_("derivative", _choice("derivative", self.derivative, ("implicit", "complex", "fd")))
+        set_("tol", check_real("tol", self.tol, lo=1e-15, hi=1e-3))
+        set_("damping", check_real("damping", self.damping, lo=0.0, hi=0.99))
+        set_("max_iter", check_int("max_iter", self.max_iter, lo=1))
+        set_("method", _choice("method", self.method, ("newton", "damped")))
+
+def theory_options(options=None, # a TheoryOptions, a dict of its fields, or None (the defaults)
+                  ) -> TheoryOptions:
+    """Resolve `options` into a TheoryOptions (a field that does not exist is refused).
+
+    Parameters
+    ----------
+    options : default None
+        a TheoryOptions, a dict of its fields, or None (the defaults)
+    """
+    if options is None: return TheoryOptions()
+    if isinstance(options, TheoryOptions): return options
+    if not isinstance(options, dict):
+        raise ParameterTypeError(f"options must be a TheoryOptions, a dict of its fields or None, "
+                                 f"got {type(options).__name__}")
+    fields = [f.name for f in dataclasses.fields(TheoryOptions)]
+    bad = sorted(set(map(str, options)) - set(fields))
+    if bad:
+        raise ParameterTypeError(f"options has no field {bad}; the fields of TheoryOptions are "
+                                 f"{fields}")
+    return TheoryOptions(**options)
+
 # %% ../../nbs/03c_rmt_theory.ipynb #fee7b7f4
+_NAMES = ("delta", "eta", "theta")
+
 def _converged(F, x, tol):
     "The fixed-point test of `fixed_point`: |F(x) - x| <= tol (1 + |F(x)|) for every unknown."
     return bool(np.all(np.isfinite(F)) and np.all(np.abs(F - x) <= tol + tol * np.abs(F)))
 
 def _scaled_residual(F, x) -> float:
-    "The residual that the test compares with tol: max |F(x) - x| / (1 + |F(x)|) (relative for large unknowns)."
+    "The residual that the test compares with tol: max |F(x) - x| / (1 + |F(x)|)."
     return float(np.max(np.abs(F - x) / (1 + np.abs(F))))
 
-def _newton(x0, Fmap, tol):
+def _newton(x0, Fmap, tol, maxfev=500):
     "Solve x = F(x) by Powell's hybrid (Newton) method in z = (log delta, log(1 + eta), theta)."
     def G(z):
         if z[0] > 700 or z[1] > 700 or not np.all(np.isfinite(z)): return np.full(3, 1e3)
@@ -225,89 +440,134 @@ def _newton(x0, Fmap, tol):
         if not (np.all(np.isfinite(F)) and F[0] > 0 and F[1] > -1): return np.full(3, 1e3)
         return np.array([math.log(F[0]) - z[0], math.log1p(F[1]) - z[1], F[2] - z[2]])
     z = np.array([math.log(x0[0]), math.log1p(x0[1]), x0[2]])
-    r = optimize.root(G, z, method="hybr", options=dict(xtol=min(tol, 1e-13), maxfev=500))
+    r = optimize.root(G, z, method="hybr", options={"xtol": min(tol, 1e-13), "maxfev": maxfev})
     if not np.all(np.isfinite(r.x)) or r.x[0] > 700 or r.x[1] > 700: return x0, r.nfev
     return np.array([math.exp(r.x[0]), math.expm1(r.x[1]), r.x[2]]), r.nfev
 
+# %% ../../nbs/03c_rmt_theory.ipynb #solveone
 def _solve_one(x0, Fmap, tol, damping, max_iter, method):
-    "One gamma: Newton from x0 (falling back to damped iteration), then the undamped-residual test."
+    "One gamma in at most max_iter map evaluations: Newton from x0, damped iteration as fallback."
     n = 0
-    if method == "newton" and x0[0] > 0 and x0[1] > -1:
-        x, n = _newton(x0, Fmap, tol)
+    if method == "newton" and max_iter > 8 and x0[0] > 0 and x0[1] > -1:
+        # hybr may overshoot maxfev by 3
+        x, n = _newton(x0, Fmap, tol, maxfev=min(500, max_iter - 4))
         F = Fmap(x)
         if _converged(F, x, tol) and x[0] > 0 and x[1] > -1:
-            return FixedPointResult(x, True, n, _scaled_residual(F, x), names=("delta", "eta", "theta"))
-    r = fixed_point(Fmap, x0, damping=damping, atol=tol, rtol=tol, max_iter=max_iter, names=("delta", "eta", "theta"))
+            return FixedPointResult(x, True, n, _scaled_residual(F, x), names=_NAMES)
+    if n >= max_iter:
+        raise ConvergenceError(f"no convergence within max_iter = {max_iter} evaluations of the "
+                               "map", x=x0, n_iter=n)
+    r = fixed_point(Fmap, x0, damping=damping, atol=tol, rtol=tol, max_iter=max_iter - n,
+                    names=_NAMES)
     r.n_iter += n
     with np.errstate(all="ignore"): F = Fmap(r.x)
-    if np.all(np.isfinite(F)): r.residual = _scaled_residual(F, r.x)   # the quantity `converged` was tested on
+    # the quantity `converged` was tested on
+    if np.all(np.isfinite(F)): r.residual = _scaled_residual(F, r.x)
     return r
 
 def _schedule(g):
-    "Continuation path: from max(gamma, 10) down through the requested gammas, at most a decade per step."
+    "Continuation path from max(gamma, 10) down through the requested gammas, a decade per step."
     g_desc = np.unique(g)[::-1]
     path, prev = [], max(10.0, g_desc[0])
     path.append((prev, False))
     for gi in g_desc:
-        k = int(math.ceil(math.log10(prev / gi) - 1e-12)) if gi < prev else 0
-        for j in range(1, k): path.append((prev * (gi / prev)**(j / k), False))
+        k = math.ceil(math.log10(prev / gi) - 1e-12) if gi < prev else 0
+        path.extend((prev * (gi / prev)**(j / k), False) for j in range(1, k))
         path.append((gi, True)); prev = gi
     return path
 
+def _continue(ge, start, Fmap, tol, damping, max_iter, method):
+    "{gamma: result} along _schedule(ge) from start(gamma), at most max_iter evaluations per gamma."
+    sol, x, spent = {}, None, 0
+    for gi, wanted in _schedule(ge):
+        if x is None: x = start(gi)
+        if spent >= max_iter:
+            raise ConvergenceError(f"no convergence within max_iter = {max_iter} evaluations of "
+                                   f"the map (continuation towards gamma = {gi:g})",
+                                   x=x, n_iter=spent)
+        r = _solve_one(x, lambda z, gi=gi: Fmap(z, gi), tol, damping, max_iter - spent, method)
+        x, spent = r.x, spent + r.n_iter
+        if wanted:
+            r.n_iter, spent = spent, 0; r.names = _NAMES; sol[float(gi)] = r
+    return sol
+
+# %% ../../nbs/03c_rmt_theory.ipynb #solvegrid
 def _solve_grid(g, c, a1, s2, d, rule, tol, damping, max_iter, method="newton", t=0.0, cl=None):
-    "(delta, eta, theta) on a gamma grid by continuation from large gamma (Newton with damped fallback)."
+    "(delta, eta, theta) on a gamma grid by continuation from large gamma (Newton, then damped)."
     ge = np.clip(g, *GAMMA_RANGE)
     if s2 == 0:                                   # linear f: no self-energies
-        return [FixedPointResult(np.zeros(3), True, 1, 0.0, names=("delta", "eta", "theta")) for _ in g]
-    if method == "damped":                        # the plain continuation of `fixed_point` (kept for comparison)
+        return [FixedPointResult(np.zeros(3), True, 1, 0.0, names=_NAMES) for _ in g]
+    Fmap = lambda x, gg: _fp_map(x, gg, c, a1, s2, d, rule, t, cl)
+    # the plain continuation of `fixed_point` (kept for comparison)
+    if method == "damped":
         order = np.argsort(-ge)
-        res = continuation(lambda x, gg: _fp_map(x, gg, c, a1, s2, d, rule, t, cl), ge[order], np.zeros(3),
-                           damping=damping, atol=tol, rtol=tol, max_iter=max_iter, names=("delta", "eta", "theta"))
+        res = continuation(Fmap, ge[order], np.zeros(3), damping=damping, atol=tol, rtol=tol,
+                           max_iter=max_iter, names=_NAMES)
         sol = {float(ge[i]): r for i, r in zip(order, res)}
+    # large-gamma asymptotics: delta ~ s2/(c g), eta ~ s2/g, theta ~ s2 (a1 (1 + c)/c - a1 + d)/g
     else:
-        sol, x, spent = {}, None, 0
-        for gi, wanted in _schedule(ge):
-            Fmap = lambda z, gi=gi: _fp_map(z, gi, c, a1, s2, d, rule, t, cl)
-            if x is None:     # large-gamma asymptotics: delta ~ s2/(c g), eta ~ s2/g, theta ~ s2 (a1 (1 + c)/c - a1 + d)/g
-                x = np.array([s2 / (c * gi), s2 / gi, s2 * (a1 * (1 + c) / c - a1 + d) / gi])
-            r = _solve_one(x, Fmap, tol, damping, max_iter, method)
-            x, spent = r.x, spent + r.n_iter
-            if wanted:
-                r.n_iter, spent = spent, 0; r.names = ("delta", "eta", "theta"); sol[float(gi)] = r
+        start = lambda gi: np.array([s2 / (c * gi), s2 / gi, s2 * (a1 * (1 + c) / c - a1 + d) / gi])
+        sol = _continue(ge, start, Fmap, tol, damping, max_iter, method)
     out = []
     for gi, gg in zip(g, ge):
         r = sol[float(gg)]
         if r.x[0] <= 0 or r.x[1] <= -1:
-            raise ConvergenceError(f"spurious fixed point at gamma={gi:g}: delta={r.x[0]:g}, eta={r.x[1]:g}",
-                                   residual=r.residual, x=r.x, n_iter=r.n_iter)
-        out.append(FixedPointResult(r.x, r.converged, r.n_iter, r.residual, names=r.names, param=float(gi)))
+            raise ConvergenceError(f"spurious fixed point at gamma={gi:g}: delta={r.x[0]:g}, "
+                                   f"eta={r.x[1]:g}", residual=r.residual, x=r.x, n_iter=r.n_iter)
+        out.append(FixedPointResult(r.x, r.converged, r.n_iter, r.residual, names=r.names,
+                                    param=float(gi)))
     return out
 
 # %% ../../nbs/03c_rmt_theory.ipynb #2cc45c21
-def noise_fixed_point(f, # activation: a name, a callable or an Activation
-                      *, c:float, # ratio p/n > 0
+def noise_fixed_point(f, # nonlinearity: a name, a callable or a Nonlinearity
+                      *, c:float, # ratio p/n in [1e-6, 1e6]
                       gamma, # ridge parameter(s) > 0
                       diag:float=0.0, # kernel diagonal level d (0 when the diagonal is zeroed)
                       n_nodes:int|None=None, # Gauss–Chebyshev nodes (default: default_nodes(c))
                       tol:float=1e-12, # absolute and relative tolerance of the undamped residual
-                      damping:float=0.3, # weight on the old iterate of the damped iteration (start and fallback)
-                      max_iter:int=20_000, # per gamma, for the damped iteration
-                      method:str="newton", # "newton" (Powell hybrid in log variables) or "damped" (plain iteration)
+                      damping:float=0.3, # weight on the old iterate of the damped iteration
+                      max_iter:int=20_000, # map evaluations per gamma (continuation steps included)
+                      method:str="newton", # "newton" (Powell hybrid in log variables) or "damped"
                      ) -> NoiseFixedPoint:
-    "Solve the three-scalar fixed point for (delta, eta, theta) on a gamma grid by continuation."
-    act = activation(f); c = check_positive("c", c); d = check_real("diag", diag); g = _gamma_grid(gamma)
-    check_choice("method", method, ("newton", "damped"))
+    """Solve the three-scalar fixed point for (delta, eta, theta) on a gamma grid by continuation.
+
+    Parameters
+    ----------
+    f
+        nonlinearity: a name, a callable or a Nonlinearity
+    c : float
+        ratio p/n in [1e-6, 1e6]
+    gamma
+        ridge parameter(s) > 0
+    diag : float, default 0.0
+        kernel diagonal level d (0 when the diagonal is zeroed)
+    n_nodes : int | None, default None
+        Gauss–Chebyshev nodes (default: default_nodes(c))
+    tol : float, default 1e-12
+        absolute and relative tolerance of the undamped residual
+    damping : float, default 0.3
+        weight on the old iterate of the damped iteration
+    max_iter : int, default 20000
+        map evaluations per gamma (continuation steps included)
+    method : str, default 'newton'
+        "newton" (Powell hybrid in log variables) or "damped"
+    """
+    act = activation(f)
+    c = check_real("c", c, lo=1e-6, hi=1e6)
+    d = check_real("diag", diag, lo=-1e6, hi=1e6)
+    g = _gamma_grid(gamma); o = TheoryOptions(n_nodes, "implicit", tol, damping, max_iter, method)
     a1, s2 = act.coef.a1, act.coef.sigma2
-    tol = check_positive("tol", tol)
-    res = _solve_grid(g, c, a1, s2, d, mp_rule(c, n_nodes), tol, damping, max_iter, method)
+    rule = mp_rule(c, o.n_nodes)
+    res = _solve_grid(g, c, a1, s2, d, rule, o.tol, o.damping, o.max_iter, o.method)
     x = np.array([r.x for r in res])
     return NoiseFixedPoint(g, x[:, 0], x[:, 1], x[:, 2], np.array([r.converged for r in res]),
                            np.array([r.n_iter for r in res]), np.array([r.residual for r in res]),
                            c * x[:, 0] / s2 if s2 > 0 else np.full(g.size, np.nan))
 
 # %% ../../nbs/03c_rmt_theory.ipynb #c660ea6b
-GRAM_MAX = 1e12   # largest allowed |mu|^2, |w_K|^2, |w_Q|^2: beyond, the errors are at their large-norm limits
-                  # to ~1e-10 and the spectral weights would overflow
+# largest |mu|^2, |w_K|^2, |w_Q|^2: beyond, the errors are at their large-norm limits to
+GRAM_MAX = 1e12
+                  # ~1e-10 and the spectral weights would overflow
 
 def _vector(name, v):
     "A non-empty 1-d float vector of squared norm <= GRAM_MAX; errors name `name`."
@@ -319,19 +579,23 @@ def _vector(name, v):
     return a
 
 def _gram(mu, w_K, w_Q) -> dict:
-    "Inner products of (mu, w_K, w_Q), non-empty vectors of one common length with squared norms <= GRAM_MAX."
+    "Inner products of (mu, w_K, w_Q): non-empty vectors of one length, squared norms <= GRAM_MAX."
     mu, k, q = (_vector(nm, v) for nm, v in (("mu", mu), ("w_K", w_K), ("w_Q", w_Q)))
     if not (mu.size == k.size == q.size):
-        raise ValueError(f"mu, w_K and w_Q must have the same length, got {mu.size}, {k.size}, {q.size}")
-    return dict(mu2=float(mu @ mu), kk=float(k @ k), qq=float(q @ q), kq=float(k @ q), mk=float(mu @ k), mq=float(mu @ q))
+        raise ValueError(f"mu, w_K and w_Q must have the same length, got {mu.size}, {k.size}, "
+                         f"{q.size}")
+    return {"mu2": float(mu @ mu), "kk": float(k @ k), "qq": float(q @ q), "kq": float(k @ q),
+            "mk": float(mu @ k), "mq": float(mu @ q)}
 
 @dataclass
 class _Problem:
+    "The validated one-head problem: ratio, coefficients, diagonal, Gram entries and the two rules."
     c: float; a1: float; s2: float; d: float; G: dict
     rule: SpectralRule; nu: SpectralRule
 
+# %% ../../nbs/03c_rmt_theory.ipynb #ybar
 def _ybar(x, gamma, P:_Problem):
-    "The deterministic equivalent of y^T Q(gamma) y/n at the self-energies x (analytic in x and gamma)."
+    "The deterministic equivalent of y^T Q(gamma) y/n at the self-energies x (analytic)."
     delta, eta, theta = x[0], x[1], x[2]
     c, a1, d, G = P.c, P.a1, P.d, P.G
     s2, r = G["mu2"] + c, a1 / c
@@ -341,9 +605,10 @@ def _ybar(x, gamma, P:_Problem):
         m = r * lam - (a1 - d) - theta
         iP = w / (a * (1 + delta * lam) + lam * m * m)
         od = 1 + delta * lam
-        return dict(F1=(iP * m * m).sum(), Psi=(iP * od).sum(), F3=r * (iP * lam * m).sum(), rho=(iP * lam * od).sum(),
-                    F5=r * (iP * lam * lam * m).sum(), F6=r * r * (iP * lam**3 * m * m / od).sum(),
-                    k=r * r * (w * lam * lam / od).sum())
+        return {"F1": (iP * m * m).sum(), "Psi": (iP * od).sum(), "F3": r * (iP * lam * m).sum(),
+                "rho": (iP * lam * od).sum(), "F5": r * (iP * lam * lam * m).sum(),
+                "F6": r * r * (iP * lam**3 * m * m / od).sum(),
+                "k": r * r * (w * lam * lam / od).sum()}
     I, J = integrals(P.rule), integrals(P.nu)
     B = lambda uu, mu_u, mu_v, F: uu * I[F] - mu_u * mu_v * (I[F] - J[F]) / s2
     q = (1 - s2 * J["F1"]) / a
@@ -364,28 +629,32 @@ def _dx_implicit(x, g, c, a1, s2, d, rule, t=0.0, cl=None, wrt="gamma"):
     for j in range(3):
         s = _H * max(1.0, abs(x[j])); e = np.zeros(3, complex); e[j] = 1j * s
         J[:, j] = _fp_map(x + e, g, c, a1, s2, d, rule, t, cl).imag / s
-    if wrt == "gamma": Fg = _fp_map(x.astype(complex), g * (1 + 1j * _H), c, a1, s2, d, rule, t, cl).imag / _H
+    if wrt == "gamma":
+        Fg = _fp_map(x.astype(complex), g * (1 + 1j * _H), c, a1, s2, d, rule, t, cl).imag / _H
     else: Fg = _fp_map(x.astype(complex), g, c, a1, s2, d, rule, t + 1j * _H, cl).imag / _H
     return np.linalg.solve(np.eye(3) - J, Fg)
 
 @lru_cache(maxsize=512)
 def _noise_solution(c, a1, s2, d, g_key, N, tol, damping, max_iter, method="newton"):
-    "(delta, eta, theta) and d/dlog(gamma) on a gamma grid: they do not depend on mu, w_K, w_Q, so they are cached."
+    "(delta, eta, theta) and d/dlog(gamma) on a gamma grid (cached: independent of mu, w_K, w_Q)."
     g, rule = np.array(g_key), mp_rule(c, N)
     res = tuple(_solve_grid(g, c, a1, s2, d, rule, tol, damping, max_iter, method))
     X = np.array([r.x for r in res])
     ge = np.clip(g, *GAMMA_RANGE)
-    dX = np.array([_dx_implicit(x, gi, c, a1, s2, d, rule) if s2 > 0 else np.zeros(3) for x, gi in zip(X, ge)])
+    dX = np.array([_dx_implicit(x, gi, c, a1, s2, d, rule) if s2 > 0 else np.zeros(3)
+                   for x, gi in zip(X, ge)])
     X.flags.writeable = False; dX.flags.writeable = False
     return res, X, dX
 
+# %% ../../nbs/03c_rmt_theory.ipynb #derivatives
 def _dx_tangent(x, g, P, tol, damping, max_iter):
-    def T(z):                               # z = (x, dx/dlog gamma): forward-mode derivative by complex step
+    "dx/dlog gamma by the tangent iteration: z = (x, dx/dlog gamma), forward mode by complex step."
+    def T(z):
         u = z[:3] + 1j * _H * z[3:]
         Fz = _fp_map(u, g * (1 + 1j * _H), P.c, P.a1, P.s2, P.d, P.rule)
         return np.concatenate([Fz.real, Fz.imag / _H])
-    r = fixed_point(T, np.concatenate([x, np.zeros(3)]), damping=damping, atol=tol, rtol=tol, max_iter=max_iter,
-                    method="anderson")
+    r = fixed_point(T, np.concatenate([x, np.zeros(3)]), damping=damping, atol=tol, rtol=tol,
+                    max_iter=max_iter, method="anderson")
     return r.x[3:]
 
 def _derivative(x, g, P, method, tol, damping, max_iter):
@@ -393,19 +662,46 @@ def _derivative(x, g, P, method, tol, damping, max_iter):
     if method == "fd":
         ys = []
         for gg in (g * (1 + 1e-4), g * (1 - 1e-4)):
-            r = _solve_one(x, lambda z: _fp_map(z, gg, P.c, P.a1, P.s2, P.d, P.rule), 1e-14, damping, max_iter, "newton")
+            Fmap = lambda z, gg=gg: _fp_map(z, gg, P.c, P.a1, P.s2, P.d, P.rule)
+            r = _solve_one(x, Fmap, 1e-14, damping, max_iter, "newton")
             ys.append(_ybar(r.x, gg, P))
         return (ys[0] - ys[1]) / 2e-4
     return _ybar_derivative(x, _dx_tangent(x, g, P, tol, damping, max_iter), g, P)
 
 def _ybar_derivative(x, dx, g, P):
-    "g d ybar/dg along (dx/dlog gamma, 1) by one complex-step evaluation (no 1/gamma^2 overflow at tiny gamma)."
+    "g d ybar/dg along (dx/dlog gamma, 1) by one complex step (no 1/gamma^2 overflow)."
     return _ybar(x + 1j * _H * dx, g * (1 + 1j * _H), P).imag / _H
 
 # %% ../../nbs/03c_rmt_theory.ipynb #bfca5bd7
 @dataclass
 class AttentionTheory:
-    "Theory table on a gamma grid: the limiting errors, ybar, the self-energies and diagnostics."
+    """Theory table on a gamma grid: the limiting errors, ybar, the self-energies and diagnostics.
+
+    Parameters
+    ----------
+    gamma : np.ndarray
+        the grid
+    error : np.ndarray
+        E_Attn = -gamma^2 d ybar/d gamma
+    ybar : np.ndarray
+        deterministic equivalent of y^T Q y/n
+    ridge : np.ndarray
+        E_RR closed form on the same grid
+    delta : np.ndarray
+        self-energies ...
+    eta : np.ndarray
+        self-energy eta per gamma
+    theta : np.ndarray
+        self-energy theta per gamma
+    converged : np.ndarray
+        fixed-point diagnostics per gamma
+    n_iter : np.ndarray
+        iterations per gamma
+    residual : np.ndarray
+        undamped residual per gamma, max |F - x|/(1 + |F|) (converged iff <= tol)
+    params : dict, default field(default_factory=dict)
+        c, f, a1, sigma2, d, Gram entries, n_nodes, ...
+    """
     gamma: np.ndarray # the grid
     error: np.ndarray # E_Attn = -gamma^2 d ybar/d gamma
     ybar: np.ndarray # deterministic equivalent of y^T Q y/n
@@ -415,83 +711,139 @@ class AttentionTheory:
     theta: np.ndarray # self-energy theta per gamma
     converged: np.ndarray # fixed-point diagnostics per gamma
     n_iter: np.ndarray # iterations per gamma
-    residual: np.ndarray # undamped residual per gamma, scaled: max |F - x| / (1 + |F|) (converged iff <= tol)
-    params: dict = field(default_factory=dict) # c, activation, a1, sigma2, d, the Gram entries, n_nodes, derivative
+    residual: np.ndarray # undamped residual per gamma, max |F - x|/(1 + |F|) (converged iff <= tol)
+    params: dict = field(default_factory=dict) # c, f, a1, sigma2, d, Gram entries, n_nodes, ...
     @property
     def difference(self) -> np.ndarray:
         "E_Attn - E_RR."
         return self.error - self.ridge
     def table(self) -> dict:
         "Columns gamma, ybar, E_attn, E_rr, delta, eta, theta, converged, n_iter, residual."
-        return dict(gamma=self.gamma, ybar=self.ybar, E_attn=self.error, E_rr=self.ridge, delta=self.delta,
-                    eta=self.eta, theta=self.theta, converged=self.converged, n_iter=self.n_iter, residual=self.residual)
+        return {"gamma": self.gamma, "ybar": self.ybar, "E_attn": self.error, "E_rr": self.ridge,
+                "delta": self.delta, "eta": self.eta, "theta": self.theta,
+                "converged": self.converged, "n_iter": self.n_iter, "residual": self.residual}
 
 def _problem(f, c, mu, w_K, w_Q, diag, n_nodes, require_a1):
-    act = activation(f); c = check_real("c", c, lo=1e-6, hi=1e6); d = check_real("diag", diag, lo=-1e6, hi=1e6)
+    "The validated one-head problem (the entry checks of the theory functions)."
+    act = activation(f)
+    c = check_real("c", c, lo=1e-6, hi=1e6)
+    d = check_real("diag", diag, lo=-1e6, hi=1e6)
     G = _gram(mu, w_K, w_Q)
     require_a1 = _check_bool("require_a1", require_a1)
     if require_a1 and abs(act.coef.a1) < 1e-10:
-        raise ValueError(f"a_1 = E[xi f(xi)] must be nonzero for the theorem (got a_1 = {act.coef.a1:.3g} for {act.label}); "
-                         "pass require_a1=False for the degenerate case")
-    return act, _Problem(c, act.coef.a1, act.coef.sigma2, d, G, mp_rule(c, n_nodes), spiked_rule(c, G["mu2"], n_nodes))
+        raise ValueError(f"a_1 = E[xi f(xi)] must be nonzero for the theorem (got a_1 = "
+                         f"{act.coef.a1:.3g} for {act.label}); pass require_a1=False for the "
+                         "degenerate case")
+    return act, _Problem(c, act.coef.a1, act.coef.sigma2, d, G, mp_rule(c, n_nodes),
+                         spiked_rule(c, G["mu2"], n_nodes))
 
 # %% ../../nbs/03c_rmt_theory.ipynb #f7d3be90
-def attention_theory(f, # activation: a name, a callable or an Activation
+def _theory_errors(X, dX, ge, P, o:TheoryOptions) -> tuple:
+    "ybar and E_Attn = -gamma^2 d ybar/d gamma at the self-energies X (derivative o.derivative)."
+    yb = np.array([_ybar(x, gi, P) for x, gi in zip(X, ge)])
+    if o.derivative == "implicit":
+        E = np.array([-gi * _ybar_derivative(x, dx, gi, P) for x, dx, gi in zip(X, dX, ge)])
+    else:
+        E = np.array([-gi * _derivative(x, gi, P, o.derivative, o.tol, o.damping, o.max_iter)
+                      for x, gi in zip(X, ge)])
+    return yb, E
+
+def attention_theory(f, # nonlinearity: a name, a callable or a Nonlinearity
                      *, c:float, # ratio p/n in [1e-6, 1e6]
-                     gamma, # ridge parameter(s) > 0: a number or a 1-d grid (outside GAMMA_RANGE: evaluated at its ends)
+                     gamma, # ridge parameter(s) > 0 (outside GAMMA_RANGE: evaluated at its ends)
                      mu, # signal vector (only inner products with w_K, w_Q matter)
                      w_K, # key direction of W = I + w_K w_Q^T (same length as mu)
                      w_Q, # query direction
-                     diag:float=0.0, # kernel diagonal level d (0 when zeroed; see models.diagonal_level)
-                     n_nodes:int|None=None, # Gauss–Chebyshev nodes (default: default_nodes(c))
-                     derivative:str="implicit", # "implicit", "complex" (tangent iteration) or "fd" (test only)
-                     tol:float=1e-12, # fixed-point tolerance (absolute and relative)
-                     damping:float=0.3, # damping of the damped iteration (start at gamma = 10, fallback)
-                     max_iter:int=20_000, # damped iterations per gamma (fallback)
+                     diag:float=0.0, # kernel diagonal level d (0 when zeroed; see diagonal_level)
                      require_a1:bool=True, # refuse a_1 = 0 (outside the theorem)
-                     method:str="newton", # fixed-point solver: "newton" or "damped" (the plain iteration)
+                     options=None, # TheoryOptions (solver knobs), a dict of its fields, or None
                     ) -> AttentionTheory:
-    "Deterministic equivalent of nonlinear attention's interpolation error on a gamma grid (with continuation)."
-    act, P = _problem(f, c, mu, w_K, w_Q, diag, n_nodes, require_a1)
-    check_choice("derivative", derivative, ("implicit", "complex", "fd")); check_choice("method", method, ("newton", "damped"))
+    """Deterministic equivalent of nonlinear attention's interpolation error on a gamma grid.
+
+    Parameters
+    ----------
+    f
+        nonlinearity: a name, a callable or a Nonlinearity
+    c : float
+        ratio p/n in [1e-6, 1e6]
+    gamma
+        ridge parameter(s) > 0 (outside GAMMA_RANGE: evaluated at its ends)
+    mu
+        signal vector (only inner products with w_K, w_Q matter)
+    w_K
+        key direction of W = I + w_K w_Q^T (same length as mu)
+    w_Q
+        query direction
+    diag : float, default 0.0
+        kernel diagonal level d (0 when zeroed; see diagonal_level)
+    require_a1 : bool, default True
+        refuse a_1 = 0 (outside the theorem)
+    options : default None
+        TheoryOptions (solver knobs), a dict of its fields, or None
+    """
+    o = theory_options(options)
+    act, P = _problem(f, c, mu, w_K, w_Q, diag, o.n_nodes, require_a1)
     g = _gamma_grid(gamma); ge = np.clip(g, *GAMMA_RANGE)
-    tol = check_real("tol", tol, lo=1e-15, hi=1e-3); damping = check_real("damping", damping, lo=0.0, hi=0.99)
-    max_iter = check_int("max_iter", max_iter, lo=1)
-    res, X, dX = _noise_solution(P.c, P.a1, P.s2, P.d, tuple(g), P.rule.nodes.size, tol, damping, max_iter, method)
-    yb = np.array([_ybar(x, gi, P) for x, gi in zip(X, ge)])
-    if derivative == "implicit":
-        E = np.array([-gi * _ybar_derivative(x, dx, gi, P) for x, dx, gi in zip(X, dX, ge)])
-    else:
-        E = np.array([-gi * _derivative(x, gi, P, derivative, tol, damping, max_iter) for x, gi in zip(X, ge)])
-    conv = np.array([r.converged for r in res])
+    res, X, dX = _noise_solution(P.c, P.a1, P.s2, P.d, tuple(g), P.rule.nodes.size, o.tol,
+                                 o.damping, o.max_iter, o.method)
+    yb, E = _theory_errors(X, dX, ge, P, o)
     if not (np.all(np.isfinite(E)) and np.all(np.isfinite(yb))):
         bad = g[~(np.isfinite(E) & np.isfinite(yb))]
-        raise ConvergenceError(f"non-finite error at gamma = {bad[:3]} (c = {P.c:g}, {act.label}); please report it")
-    params = dict(c=P.c, f=act.label, a1=P.a1, sigma2=P.s2, diag=P.d, **P.G, n_nodes=P.rule.nodes.size,
-                  derivative=derivative, method=method, gamma_evaluated=ge)
-    return AttentionTheory(g, E, yb, ridge_error(c=P.c, gamma=ge, snr=P.G["mu2"]), X[:, 0], X[:, 1], X[:, 2],
-                           conv, np.array([r.n_iter for r in res]), np.array([r.residual for r in res]), params)
+        raise ConvergenceError(f"non-finite error at gamma = {bad[:3]} (c = {P.c:g}, {act.label}); "
+                               "please report it")
+    params = {"c": P.c, "f": act.label, "a1": P.a1, "sigma2": P.s2, "diag": P.d, **P.G,
+              "n_nodes": P.rule.nodes.size, "derivative": o.derivative, "method": o.method,
+              "gamma_evaluated": ge}
+    return AttentionTheory(g, E, yb, ridge_error(c=P.c, gamma=ge, snr=P.G["mu2"]),
+                           X[:, 0], X[:, 1], X[:, 2],
+                           np.array([r.converged for r in res]), np.array([r.n_iter for r in res]),
+                           np.array([r.residual for r in res]), params)
 
 # %% ../../nbs/03c_rmt_theory.ipynb #537940a9
-def attention_error(f, # activation: a name, a callable or an Activation
-                    *, c:float, # ratio p/n > 0
+def attention_error(f, # nonlinearity: a name, a callable or a Nonlinearity
+                    *, c:float, # ratio p/n in [1e-6, 1e6]
                     gamma, # ridge parameter(s) > 0: a number or a 1-d grid
                     mu, # signal vector
                     w_K, # key direction (same length as mu)
                     w_Q, # query direction (same length as mu)
                     diag:float=0.0, # kernel diagonal level d
-                    **kwargs, # n_nodes, derivative, tol, damping, max_iter, require_a1, method (see attention_theory)
+                    require_a1:bool=True, # refuse a_1 = 0 (outside the theorem)
+                    options=None, # TheoryOptions, a dict of its fields, or None
                    ):
-    "Limiting interpolation error of nonlinear attention, E_Attn(gamma) (a float for a scalar gamma)."
-    E = attention_theory(f, c=c, gamma=gamma, mu=mu, w_K=w_K, w_Q=w_Q, diag=diag, **kwargs).error
+    """Limiting interpolation error of nonlinear attention, E_Attn(gamma) (float for scalar gamma).
+
+    Parameters
+    ----------
+    f
+        nonlinearity: a name, a callable or a Nonlinearity
+    c : float
+        ratio p/n in [1e-6, 1e6]
+    gamma
+        ridge parameter(s) > 0: a number or a 1-d grid
+    mu
+        signal vector
+    w_K
+        key direction (same length as mu)
+    w_Q
+        query direction (same length as mu)
+    diag : float, default 0.0
+        kernel diagonal level d
+    require_a1 : bool, default True
+        refuse a_1 = 0 (outside the theorem)
+    options : default None
+        TheoryOptions, a dict of its fields, or None
+    """
+    E = attention_theory(f, c=c, gamma=gamma, mu=mu, w_K=w_K, w_Q=w_Q, diag=diag,
+                         require_a1=require_a1, options=options).error
     return float(E[0]) if np.ndim(gamma) == 0 else E
 
 # %% ../../nbs/03c_rmt_theory.ipynb #4fdb78e7
 def _ridge_closed_form(c, g, snr):
-    "E_RR(gamma) without overflow: gamma m' and s^2 m are formed directly (any gamma > 0, any finite snr)."
+    "E_RR(gamma) without overflow: gamma m' and s^2 m formed directly (any gamma > 0, finite snr)."
     g = np.maximum(g, GAMMA_RANGE[0]); b = 1 - c + g
     h = np.hypot(b, 2 * np.sqrt(c * g))
-    with np.errstate(divide="ignore", invalid="ignore"):    # m_c(-gamma) without cancellation on either sign of b
+    # m_c(-gamma) without cancellation on either sign of b
+    with np.errstate(divide="ignore", invalid="ignore"):
         m = np.where(b >= 0, 2 / (b + h), (h - b) / (2 * c * g))
     gm = g * m
     gmp = (c * gm * m + gm) / (2 * c * gm + b)              # gamma m_c'(-gamma)
@@ -503,9 +855,21 @@ def ridge_error(*, c:float, # ratio p/n > 0
                 gamma, # ridge parameter(s) > 0
                 snr:float, # ||mu||^2 >= 0
                ):
-    "Closed-form limiting interpolation error of ridge regression on the tokens (a float for a scalar gamma)."
+    """Closed-form limiting interpolation error of ridge regression on the tokens (float for
+    scalar).
+
+    Parameters
+    ----------
+    c : float
+        ratio p/n > 0
+    gamma
+        ridge parameter(s) > 0
+    snr : float
+        ||mu||^2 >= 0
+    """
     c = check_real("c", c, lo=0.0, lo_open=True); snr = check_real("snr", snr, lo=0.0)
-    if np.ndim(gamma) == 0 and not isinstance(gamma, (str, bytes, bool, np.bool_)):   # scalar fast path
+    # scalar fast path
+    if np.ndim(gamma) == 0 and not isinstance(gamma, (str, bytes, bool, np.bool_)):
         g = max(check_real("gamma", gamma, lo=0.0, lo_open=True), GAMMA_RANGE[0])
         b = 1 - c + g; h = math.hypot(b, 2 * math.sqrt(c * g))
         m = 2 / (b + h) if b >= 0 else (h - b) / (2 * c * g)
@@ -518,21 +882,21 @@ def ridge_error(*, c:float, # ratio p/n > 0
 def ridge_error_ridgeless(*, c:float, # ratio p/n > 0
                           snr:float, # ||mu||^2 >= 0
                          ) -> float:
-    "The gamma -> 0 limit of ridge_error: (1 - c)/(1 + snr) for c < 1, else 0."
+    """The gamma -> 0 limit of ridge_error: (1 - c)/(1 + snr) for c < 1, else 0.
+
+    Parameters
+    ----------
+    c : float
+        ratio p/n > 0
+    snr : float
+        ||mu||^2 >= 0
+    """
     c = check_real("c", c, lo=0.0, lo_open=True); snr = check_real("snr", snr, lo=0.0)
     return (1 - c) / (1 + snr) if c < 1 else 0.0
 
 # %% ../../nbs/03c_rmt_theory.ipynb #0eb93567
-def ridgeless_fixed_point(f, # activation
-                          *, c:float, # ratio p/n in (0, 1)
-                          diag:float=0.0, # kernel diagonal level d
-                          n_nodes:int|None=None, # Gauss–Chebyshev nodes (default: default_nodes(c))
-                          tol:float=1e-13, # tolerance on the undamped residual
-                         ) -> FixedPointResult:
-    "Solve the gamma -> 0 system for (eta, theta) when c < 1 (Newton in log(1 + eta), theta); x = (eta, theta), param = D_hat."
-    act = activation(f); c = check_real("c", c, lo=0, hi=1, lo_open=True, hi_open=True); d = check_real("diag", diag, lo=-1e6, hi=1e6)
-    a1, s2 = act.coef.a1, act.coef.sigma2
-    lam, w = _mp_nodes(c, check_int("n_nodes", default_nodes(c) if n_nodes is None else n_nodes, lo=2))
+def _ridgeless_map(lam, w, c, a1, s2, d):
+    "The gamma -> 0 map (eta, theta) -> F, its residual G in z = (log(1 + eta), theta), and D_hat."
     D = s2 * (1 - c) / c
     def F(x):
         eta, theta = x
@@ -545,36 +909,91 @@ def ridgeless_fixed_point(f, # activation
         Fx = F(np.array([math.expm1(z[0]), z[1]]))
         if not (np.all(np.isfinite(Fx)) and Fx[0] > -1): return np.full(2, 1e3)
         return np.array([math.log1p(Fx[0]) - z[0], Fx[1] - z[1]])
+    return F, G, D
+
+def ridgeless_fixed_point(f, # nonlinearity
+                          *, c:float, # ratio p/n in (0, 1)
+                          diag:float=0.0, # kernel diagonal level d
+                          n_nodes:int|None=None, # Gauss–Chebyshev nodes (default: default_nodes(c))
+                          tol:float=1e-13, # tolerance on the undamped residual, in [1e-15, 1e-3]
+                         ) -> FixedPointResult:
+    """Solve the gamma -> 0 system for (eta, theta) when c < 1; x = (eta, theta), param = D_hat.
+
+    Parameters
+    ----------
+    f
+        nonlinearity
+    c : float
+        ratio p/n in (0, 1)
+    diag : float, default 0.0
+        kernel diagonal level d
+    n_nodes : int | None, default None
+        Gauss–Chebyshev nodes (default: default_nodes(c))
+    tol : float, default 1e-13
+        tolerance on the undamped residual, in [1e-15, 1e-3]
+    """
+    act = activation(f); c = check_real("c", c, lo=0, hi=1, lo_open=True, hi_open=True)
+    d = check_real("diag", diag, lo=-1e6, hi=1e6); tol = check_real("tol", tol, lo=1e-15, hi=1e-3)
+    a1, s2 = act.coef.a1, act.coef.sigma2
+    F, G, D = _ridgeless_map(*_mp_nodes(c, _n_nodes(c, n_nodes)), c, a1, s2, d)
     n_eval = 0
     for start in (np.zeros(2), None):
-        if start is None:   # warm start from the finite-gamma solution at gamma = 1e-12 (continuation from gamma = 10)
-            r0 = _solve_grid(np.array([1e-12]), c, a1, s2, d, mp_rule(c, n_nodes), 1e-12, 0.3, 20_000)[0]
+        # warm start from the finite-gamma solution at gamma = 1e-12 (continuation from 10)
+        if start is None:
+            rule = mp_rule(c, n_nodes)
+            r0 = _solve_grid(np.array([1e-12]), c, a1, s2, d, rule, 1e-12, 0.3, 20_000)[0]
             start = np.array([math.log1p(r0.x[1]), r0.x[2]]); n_eval += r0.n_iter
-        sol = optimize.root(G, start, method="hybr", options=dict(xtol=1e-14, maxfev=500)); n_eval += sol.nfev
-        x = np.array([math.expm1(sol.x[0]), sol.x[1]]) if np.all(np.isfinite(sol.x)) and sol.x[0] < 700 else np.zeros(2)
+        sol = optimize.root(G, start, method="hybr", options={"xtol": 1e-14, "maxfev": 500})
+        n_eval += sol.nfev
+        ok = np.all(np.isfinite(sol.x)) and sol.x[0] < 700
+        x = np.array([math.expm1(sol.x[0]), sol.x[1]]) if ok else np.zeros(2)
         Fx = F(x)
         if _converged(Fx, x, tol) and x[0] > -1:
-            r = FixedPointResult(x, True, n_eval, float(np.max(np.abs(Fx - x))), names=("eta", "theta"))
+            res = float(np.max(np.abs(Fx - x)))
+            r = FixedPointResult(x, True, n_eval, res, names=("eta", "theta"))
             r.param = (1 + x[0]) * D
             return r
-    raise ConvergenceError(f"ridgeless system did not converge (c = {c:g}, {act.label}): residual "
-                           f"{np.max(np.abs(Fx - x)):.3g}", residual=float(np.max(np.abs(Fx - x))), x=x, n_iter=n_eval)
+    res = float(np.max(np.abs(Fx - x)))
+    raise ConvergenceError(f"ridgeless system did not converge (c = {c:g}, {act.label}): "
+                           f"residual {res:.3g}", residual=res, x=x, n_iter=n_eval)
 
 # %% ../../nbs/03c_rmt_theory.ipynb #1c770426
-def attention_error_ridgeless(f, # activation
+def attention_error_ridgeless(f, # nonlinearity
                               *, c:float, # ratio p/n > 0
                               mu, # signal vector
                               w_K, # key direction
                               w_Q, # query direction
                               diag:float=0.0, # kernel diagonal level d
-                              n_nodes:int|None=None, # Gauss–Chebyshev nodes (default: default_nodes(c))
+                              n_nodes:int|None=None, # Gauss–Chebyshev nodes (default_nodes(c))
                               require_a1:bool=True, # refuse a_1 = 0
                              ) -> float:
-    "The ridgeless (gamma -> 0) limit of attention_error: from the ridgeless system for c < 1, and 0 for c >= 1."
+    """The ridgeless (gamma -> 0) limit of attention_error: from its system for c < 1, 0 for c >= 1.
+
+    Parameters
+    ----------
+    f
+        nonlinearity
+    c : float
+        ratio p/n > 0
+    mu
+        signal vector
+    w_K
+        key direction
+    w_Q
+        query direction
+    diag : float, default 0.0
+        kernel diagonal level d
+    n_nodes : int | None, default None
+        Gauss–Chebyshev nodes (default_nodes(c))
+    require_a1 : bool, default True
+        refuse a_1 = 0
+    """
     act, P = _problem(f, c, mu, w_K, w_Q, diag, n_nodes, require_a1)
-    if P.c >= 1: return 0.0                             # p >= n: Phi^T Phi has full rank n, the readout interpolates
-    g = GAMMA_RANGE[0]                                  # gamma ybar at gamma = 1e-30: the neglected terms are O(gamma/lambda_-)
-    if P.s2 == 0: x = np.zeros(3)                       # linear f: no self-energies
+    # p >= n: Phi^T Phi has full rank n, the readout interpolates
+    if P.c >= 1: return 0.0
+    # gamma ybar at gamma = 1e-30: the neglected terms are O(gamma/lambda_-)
+    g = GAMMA_RANGE[0]
+    if P.s2 == 0: x = np.zeros(3)        # linear f: no self-energies
     else:
         r = ridgeless_fixed_point(act, c=P.c, diag=P.d, n_nodes=n_nodes)
         eta, theta = r.x

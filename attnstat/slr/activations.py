@@ -4,21 +4,40 @@
 
 # %% ../../nbs/01b_slr_activations.ipynb #41b02f7f
 from __future__ import annotations
-import math, numbers
+import math
 import numpy as np
 from scipy import special
 from ..core import check_real, check_array, check_int
 
 # %% auto #0
-__all__ = ['softmax', 'softplus', 'linear', 'erf', 'ACTIVATIONS', 'Activation', 'NormalisedActivation', 'ElementwiseActivation',
-           'log_softplus', 'register_activation', 'get_activation', 'attention_predict']
+__all__ = ['softmax', 'softplus', 'linear', 'erf', 'ACTIVATIONS', 'Activation',
+           'NormalisedActivation', 'ElementwiseActivation', 'log_softplus', 'register_activation',
+           'get_activation', 'attention_predict']
 
 # %% ../../nbs/01b_slr_activations.ipynb #75e8c291
 def _mask_of(chi, mask):
-    return np.ones(chi.shape, bool) if mask is None else np.broadcast_to(np.asarray(mask, bool), chi.shape)
+    return (
+        np.ones(chi.shape, bool)
+        if mask is None
+        else np.broadcast_to(np.asarray(mask, bool), chi.shape)
+    )
+
 
 class Activation:
-    "Base class: an attention activation sigma: R^L -> R^L with its Jacobian (see `NormalisedActivation`, `ElementwiseActivation`)."
+    """Base class: an attention activation sigma: R^L -> R^L with its Jacobian (see
+    `NormalisedActivation`, `ElementwiseActivation`).
+
+    Parameters
+    ----------
+    name : str, default 'activation'
+        registry name
+    normalised : bool, default False
+        sigma(chi) = a(chi) / sum a (softmax-like)
+    elementwise : bool, default False
+        sigma acts on each score separately
+    has_offset : bool, default False
+        takes the offset c (erf)
+    """
     name: str = "activation" # registry name
     normalised: bool = False # sigma(chi) = a(chi) / sum a (softmax-like)
     elementwise: bool = False # sigma acts on each score separately
@@ -27,14 +46,34 @@ class Activation:
     def value(self, chi, # (..., L) scores
               mask=None, # (..., L) bool, True on real tokens
               c:float=0.0, # offset (erf only)
-             ): raise NotImplementedError
+             ):
+        """Parameters
+        ----------
+        chi
+            (..., L) scores
+        mask : default None
+            (..., L) bool, True on real tokens
+        c : float, default 0.0
+            offset (erf only)
+        """
+        raise NotImplementedError
     def _jac_parts(self, chi, mask, c): raise NotImplementedError
 
     def jacobian(self, chi, # (..., L) scores
                  mask=None, # (..., L) bool, True on real tokens
                  c:float=0.0, # offset (erf only)
                 ) -> np.ndarray:
-        "The Jacobian d sigma_l / d chi_m, shape (..., L, L) (zero rows/columns on masked tokens)."
+        """The Jacobian d sigma_l / d chi_m, shape (..., L, L) (zero rows/columns on masked tokens).
+
+        Parameters
+        ----------
+        chi
+            (..., L) scores
+        mask : default None
+            (..., L) bool, True on real tokens
+        c : float, default 0.0
+            offset (erf only)
+        """
         chi = np.asarray(chi, float)
         d, s, sg = self._jac_parts(chi, _mask_of(chi, mask), c)
         J = d[..., :, None] * np.eye(chi.shape[-1])
@@ -46,7 +85,19 @@ class Activation:
             mask=None, # (..., L) bool, True on real tokens
             c:float=0.0, # offset (erf only)
            ) -> np.ndarray:
-        "J_sigma(chi) @ dchi."
+        """J_sigma(chi) @ dchi.
+
+        Parameters
+        ----------
+        chi
+            (..., L) scores
+        dchi
+            (..., L) tangent
+        mask : default None
+            (..., L) bool, True on real tokens
+        c : float, default 0.0
+            offset (erf only)
+        """
         chi = np.asarray(chi, float); dchi = np.asarray(dchi, float)
         d, s, sg = self._jac_parts(chi, _mask_of(chi, mask), c)
         out = d * dchi
@@ -58,7 +109,19 @@ class Activation:
             mask=None, # (..., L) bool, True on real tokens
             c:float=0.0, # offset (erf only)
            ) -> np.ndarray:
-        "J_sigma(chi)^T @ g."
+        """J_sigma(chi)^T @ g.
+
+        Parameters
+        ----------
+        chi
+            (..., L) scores
+        g
+            (..., L) cotangent
+        mask : default None
+            (..., L) bool, True on real tokens
+        c : float, default 0.0
+            offset (erf only)
+        """
         chi = np.asarray(chi, float); g = np.asarray(g, float)
         d, s, sg = self._jac_parts(chi, _mask_of(chi, mask), c)
         out = d * g
@@ -69,7 +132,17 @@ class Activation:
                   mask=None, # (..., L) bool, True on real tokens
                   c:float=0.0, # offset (erf only)
                  ):
-        "Derivative of the weights in the offset c (only for activations with an offset)."
+        """Derivative of the weights in the offset c (only for activations with an offset).
+
+        Parameters
+        ----------
+        chi
+            (..., L) scores
+        mask : default None
+            (..., L) bool, True on real tokens
+        c : float, default 0.0
+            offset (erf only)
+        """
         raise ValueError(f"activation {self.name!r} has no offset c")
 
     def predict(self, chi, # (..., L) key scores
@@ -77,14 +150,40 @@ class Activation:
                 mask=None, # (..., L) bool, True on real tokens
                 c:float=0.0, # offset (erf only)
                ) -> np.ndarray:
-        "sigma(chi)^T z on projected scores."
-        return np.sum(self.value(chi, mask, c) * np.where(_mask_of(np.asarray(chi), mask), z, 0.0), axis=-1)
+        """sigma(chi)^T z on projected scores.
 
-    def __repr__(self): return f"<activation {self.name}: normalised={self.normalised}, elementwise={self.elementwise}>"
+        Parameters
+        ----------
+        chi
+            (..., L) key scores
+        z
+            (..., L) value scores
+        mask : default None
+            (..., L) bool, True on real tokens
+        c : float, default 0.0
+            offset (erf only)
+        """
+        return np.sum(
+            self.value(chi, mask, c) * np.where(_mask_of(np.asarray(chi), mask), z, 0.0), axis=-1
+        )
+
+    def __repr__(self):
+        return (f"<activation {self.name}: normalised={self.normalised}, "
+                f"elementwise={self.elementwise}>")
 
 # %% ../../nbs/01b_slr_activations.ipynb #6ac7ec7d
 class NormalisedActivation(Activation):
-    "sigma_l = a(chi_l) / sum_l' a(chi_l'), defined by log a and (log a)'."
+    """sigma_l = a(chi_l) / sum_l' a(chi_l'), defined by log a and (log a)'.
+
+    Parameters
+    ----------
+    name : str
+        registry name
+    log_a
+        vectorised log a(u), finite for every real u
+    dlog_a
+        vectorised (log a)'(u)
+    """
     normalised, elementwise = True, False
     def __init__(self, name:str, # registry name
                  log_a, # vectorised log a(u), finite for every real u
@@ -93,13 +192,29 @@ class NormalisedActivation(Activation):
         self.name, self.log_a, self.dlog_a = name, log_a, dlog_a
 
     def a(self, u, # real array
-         ): return np.exp(self.log_a(u))
+         ):
+        """Parameters
+        ----------
+        u
+            real array
+        """
+        return np.exp(self.log_a(u))
 
     def value(self, chi, # (..., L) scores
               mask=None, # (..., L) bool, True on real tokens
               c:float=0.0, # ignored (no offset)
              ) -> np.ndarray:
-        "Weights a(chi)/sum a(chi) over the real tokens (log-sum-exp; masked entries exactly 0)."
+        """Weights a(chi)/sum a(chi) over the real tokens (log-sum-exp; masked entries exactly 0).
+
+        Parameters
+        ----------
+        chi
+            (..., L) scores
+        mask : default None
+            (..., L) bool, True on real tokens
+        c : float, default 0.0
+            ignored (no offset)
+        """
         chi = np.asarray(chi, float); mask = _mask_of(chi, mask)
         la = np.where(mask, self.log_a(np.where(mask, chi, 0.0)), -np.inf)
         m = np.max(la, axis=-1, keepdims=True)
@@ -113,7 +228,21 @@ class NormalisedActivation(Activation):
 
 # %% ../../nbs/01b_slr_activations.ipynb #8f286e02
 class ElementwiseActivation(Activation):
-    "sigma_l = phi(chi_l; c), applied token by token."
+    """sigma_l = phi(chi_l; c), applied token by token.
+
+    Parameters
+    ----------
+    name : str
+        registry name
+    phi
+        vectorised phi(u, c)
+    dphi
+        vectorised d phi / du (u, c)
+    has_offset : bool, default False
+        whether phi depends on an offset c
+    dphi_dc : default None
+        vectorised d phi / dc (u, c); defaults to dphi when has_offset
+    """
     normalised, elementwise = False, True
     def __init__(self, name:str, # registry name
                  phi, # vectorised phi(u, c)
@@ -128,7 +257,17 @@ class ElementwiseActivation(Activation):
               mask=None, # (..., L) bool, True on real tokens
               c:float=0.0, # offset (erf only)
              ) -> np.ndarray:
-        "Weights phi(chi_l; c) (masked entries exactly 0)."
+        """Weights phi(chi_l; c) (masked entries exactly 0).
+
+        Parameters
+        ----------
+        chi
+            (..., L) scores
+        mask : default None
+            (..., L) bool, True on real tokens
+        c : float, default 0.0
+            offset (erf only)
+        """
         chi = np.asarray(chi, float); mask = _mask_of(chi, mask)
         return np.where(mask, self.phi(np.where(mask, chi, 0.0), c), 0.0)
 
@@ -139,15 +278,35 @@ class ElementwiseActivation(Activation):
                   mask=None, # (..., L) bool, True on real tokens
                   c:float=0.0, # offset (erf only)
                  ) -> np.ndarray:
-        "d sigma_l / dc."
+        """d sigma_l / dc.
+
+        Parameters
+        ----------
+        chi
+            (..., L) scores
+        mask : default None
+            (..., L) bool, True on real tokens
+        c : float, default 0.0
+            offset (erf only)
+        """
         if not self.has_offset: return super().dvalue_dc(chi, mask, c)
         chi = np.asarray(chi, float); mask = _mask_of(chi, mask)
         return np.where(mask, self.dphi_dc(np.where(mask, chi, 0.0), c), 0.0)
 
 # %% ../../nbs/01b_slr_activations.ipynb #109a87e4
-def log_softplus(u, # real array
+def log_softplus(u, # real array (finite entries)
                 ):
-    "log(log(1 + e^u)), accurate for every real u (no underflow at very negative u)."
+    """log(log(1 + e^u)), accurate for every real u (no underflow at very negative u).
+
+    Parameters
+    ----------
+    u
+        real array (finite entries)
+    """
+    return _log_softplus(check_array("u", u))
+
+def _log_softplus(u):
+    "log_softplus on an unchecked array (the activation's hot path)."
     u = np.asarray(u, float)
     with np.errstate(divide="ignore"):
         big = np.log(np.logaddexp(0.0, np.maximum(u, -30.0)))
@@ -155,15 +314,21 @@ def log_softplus(u, # real array
 
 def _dlog_softplus(u):
     u = np.asarray(u, float)
-    return np.exp(-np.logaddexp(0.0, -u) - log_softplus(u))
+    return np.exp(-np.logaddexp(0.0, -u) - _log_softplus(u))
 
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
-softmax = NormalisedActivation("softmax", lambda u: np.asarray(u, float), lambda u: np.ones_like(np.asarray(u, float)))
-softplus = NormalisedActivation("softplus", log_softplus, _dlog_softplus)
+softmax = NormalisedActivation(
+    "softmax", lambda u: np.asarray(u, float), lambda u: np.ones_like(np.asarray(u, float))
+)
+softplus = NormalisedActivation("softplus", _log_softplus, _dlog_softplus)
 linear = ElementwiseActivation("linear", lambda u, c: 1.0 + u, lambda u, c: np.ones_like(u))
-erf = ElementwiseActivation("erf", lambda u, c: special.erfc(-(c + u)),      # = 1 + erf(c + u), no cancellation
-                            lambda u, c: _TWO_OVER_SQRT_PI * np.exp(-(c + u)**2), has_offset=True)
+erf = ElementwiseActivation(
+    "erf",
+    lambda u, c: special.erfc(-(c + u)),  # = 1 + erf(c + u), no cancellation
+    lambda u, c: _TWO_OVER_SQRT_PI * np.exp(-((c + u) ** 2)),
+    has_offset=True,
+)
 
 ACTIVATIONS = {a.name: a for a in (softmax, linear, erf, softplus)}
 
@@ -171,10 +336,21 @@ ACTIVATIONS = {a.name: a for a in (softmax, linear, erf, softplus)}
 def register_activation(act:Activation, # a NormalisedActivation or ElementwiseActivation
                         overwrite:bool=False, # replace an existing entry of that name
                        ) -> Activation:
-    "Add an activation to the registry so that `get_activation(act.name)` and every population routine find it."
+    """Add an activation to the registry so that `get_activation(act.name)` and every population
+    routine find it.
+
+    Parameters
+    ----------
+    act : Activation
+        a NormalisedActivation or ElementwiseActivation
+    overwrite : bool, default False
+        replace an existing entry of that name
+    """
     if not isinstance(act, (NormalisedActivation, ElementwiseActivation)):
-        raise TypeError(f"act must be a NormalisedActivation or ElementwiseActivation, got {type(act).__name__}")
-    if not isinstance(act.name, str) or not act.name: raise TypeError(f"act.name must be a non-empty str, got {act.name!r}")
+        raise TypeError("act must be a NormalisedActivation or ElementwiseActivation, got "
+                        f"{type(act).__name__}")
+    if not isinstance(act.name, str) or not act.name:
+        raise TypeError(f"act.name must be a non-empty str, got {act.name!r}")
     if act.name in ACTIVATIONS and not overwrite and ACTIVATIONS[act.name] is not act:
         raise ValueError(f"activation {act.name!r} is already registered (pass overwrite=True)")
     ACTIVATIONS[act.name] = act
@@ -183,12 +359,20 @@ def register_activation(act:Activation, # a NormalisedActivation or ElementwiseA
 # %% ../../nbs/01b_slr_activations.ipynb #114bae6e
 def get_activation(activation, # a name in ACTIVATIONS or an Activation object
                   ) -> Activation:
-    "Look up an activation by name (ValueError naming `activation` if unknown)."
+    """Look up an activation by name (ValueError naming `activation` if unknown).
+
+    Parameters
+    ----------
+    activation
+        a name in ACTIVATIONS or an Activation object
+    """
     if isinstance(activation, Activation): return activation
     if not isinstance(activation, str):
-        raise TypeError(f"activation must be a name in {sorted(ACTIVATIONS)} or an Activation, got {type(activation).__name__}")
+        raise TypeError(f"activation must be a name in {sorted(ACTIVATIONS)} or an Activation, "
+                        f"got {type(activation).__name__}")
     if activation in ACTIVATIONS: return ACTIVATIONS[activation]
-    raise ValueError(f"activation must be one of {sorted(ACTIVATIONS)} or an Activation, got {activation!r}")
+    raise ValueError(f"activation must be one of {sorted(ACTIVATIONS)} or an Activation, got "
+                     f"{activation!r}")
 
 # %% ../../nbs/01b_slr_activations.ipynb #e87df379
 def attention_predict(X, # (n, L, D) tokens (padded tokens are ignored through `mask`)
@@ -199,15 +383,39 @@ def attention_predict(X, # (n, L, D) tokens (padded tokens are ignored through `
                       c:float=0.0, # erf offset
                       batch_size:int=65536, # samples per batch
                      ) -> np.ndarray:
-    "f(X) = sigma(X k / sqrt(D))^T (X v / sqrt(D)) for each sequence; returns (n,)."
+    """f(X) = sigma(X k / sqrt(D))^T (X v / sqrt(D)) for each sequence; returns (n,).
+
+    Parameters
+    ----------
+    X
+        (n, L, D) tokens (padded tokens are ignored through `mask`)
+    k
+        (D,) key/query vector
+    v
+        (D,) value vector
+    activation
+        name or Activation
+    mask : default None
+        (n, L) bool, True on real tokens
+    c : float, default 0.0
+        erf offset
+    batch_size : int, default 65536
+        samples per batch
+    """
     act = get_activation(activation)
     X = np.asarray(X)
-    if not np.issubdtype(X.dtype, np.number): raise TypeError(f"X must be a numeric array, got dtype {X.dtype}")
+    if not np.issubdtype(X.dtype, np.number):
+        raise TypeError(f"X must be a numeric array, got dtype {X.dtype}")
     if X.ndim != 3: raise ValueError(f"X must have shape (n, L, D), got {X.shape}")
     batch_size = check_int("batch_size", batch_size, lo=1)
-    if mask is not None and np.shape(mask) != X.shape[:2]: raise ValueError(f"mask must have shape {X.shape[:2]}, got {np.shape(mask)}")
+    if mask is not None and np.shape(mask) != X.shape[:2]:
+        raise ValueError(f"mask must have shape {X.shape[:2]}, got {np.shape(mask)}")
     D = X.shape[-1]
-    k = check_array("k", k, shape=(D,)); v = check_array("v", v, shape=(D,))
+    k = check_array("k", k, ndim=1)
+    if k.shape != (D,):   # X or k may be the wrong one: the message names both
+        raise ValueError(f"k must have shape ({D},), the token dimension D of X {X.shape}, "
+                         f"got {k.shape}")
+    v = check_array("v", v, shape=(D,))
     c = check_real("c", c)
     W = np.stack([k, v], axis=1).astype(X.dtype, copy=False) / math.sqrt(D)
     out = np.empty(X.shape[0])

@@ -4,30 +4,66 @@
 
 # %% ../../nbs/02c_slr_bayes_optimal.ipynb #b728e11b
 from __future__ import annotations
-import math, numbers, warnings
-from dataclasses import dataclass, field
+import math, warnings
+from dataclasses import dataclass
 import numpy as np
-from ..core import (check_real, check_positive, check_int, check_choice, check_memory, check_seconds, spawn,
-                           as_generator, ParameterTypeError, renamed_params, check_array,
-                           ConvergenceError, ConvergenceWarning)
+from ..core import (check_real, check_int, check_choice, check_memory, check_seconds, spawn,
+                     as_generator, ParameterTypeError, renamed_params, check_array,
+                     ConvergenceWarning)
 from ..fixed_point import fixed_point
 from ..gaussian import hermite_rule, sobol_normal
-from .models import SLRModel, SpikedSLR, MaxSLR, Projections
+from .models import SLRModel, Projections, check_model
+import itertools
 
 # %% auto #0
-__all__ = ['LocationPrior', 'location_prior', 'ChannelOutput', 'bayes_channel', 'bayes_prediction', 'NishimoriSample',
-           'inner_draws', 'nishimori_sample', 'nishimori_terms', 'free_entropy', 'BayesOptimalResult',
-           'bayes_optimal_error', 'BayesBranches', 'bayes_optimal_branches', 'PhaseDiagram', 'bayes_phase_diagram']
+__all__ = ['LocationPrior', 'location_prior', 'ChannelOutput', 'bayes_channel', 'bayes_prediction',
+           'NishimoriSample', 'inner_draws', 'nishimori_sample', 'nishimori_terms', 'free_entropy',
+           'BayesOptimalResult', 'NishimoriOptions', 'bayes_optimal_error', 'BayesBranches',
+           'bayes_optimal_branches', 'PhaseDiagram', 'bayes_phase_diagram']
 
 # %% ../../nbs/02c_slr_bayes_optimal.ipynb #fbb013e0
 def _check_model(model):
-    if not isinstance(model, SLRModel):
-        raise TypeError(f"model must be a SpikedSLR or MaxSLR, got {type(model).__name__}")
-    if model.positional:   # the channel below draws the location uniformly and scores with c_nu (exchangeable tokens)
-        raise ValueError(f"the Bayes-optimal equations assume exchangeable tokens, but {model!r} has position dependence (see 01f_slr_positional)")
+    "A concrete SLR model with exchangeable tokens (the channel below scores with c_nu)."
+    check_model(model)
+    if model.positional:
+        raise ValueError(f"model must have exchangeable tokens: the Bayes-optimal equations assume "
+                         f"them, but {model!r} has position dependence (see 01f_slr_positional)")
     return model
 
-_real, _int = check_real, check_int   # core raises ParameterTypeError (a TypeError) for a wrong type
+_SKIP = object()   # an argument the caller does not have
+
+def _check_fields(model, omk, Vk, mask, n_gh, xi, omv=_SKIP, y=_SKIP):
+    "Entry checks of the channel functions: shapes (n, L) with L = L_max, finite values."
+    mask = _check_mask(mask)
+    n, L = mask.shape
+    if L != model.L_max: raise ValueError(f"mask must have L_max = {model.L_max} columns, got {L}")
+    omk = check_array("omk", omk, shape=(n, L))
+    if omv is not _SKIP: omv = check_array("omv", omv, shape=(n, L))
+    if y is not _SKIP: y = check_array("y", y, shape=(n,))
+    Vk = check_real("Vk", Vk, lo=0.0, hi=1e6)
+    n_gh = _int("n_gh", n_gh, lo=2, hi=200)
+    if model.needs_inner_draws:
+        if xi is None:
+            raise ValueError("xi (inner Gaussian draws) is required for max-SLR at finite nu")
+        xi = check_array("xi", xi, ndim=2)
+        if xi.shape[1] < L:
+            raise ValueError(f"xi must have at least L = {L} columns, got {xi.shape}")
+    return omk, Vk, mask, n_gh, xi, omv, y
+
+def _check_mask(mask):
+    if isinstance(mask, (str, bytes)) or mask is None:
+        raise ParameterTypeError("mask must be an (n, L) array of booleans, got "
+                                 f"{type(mask).__name__}")
+    m = np.asarray(mask)
+    if m.dtype != bool:
+        raise ParameterTypeError(f"mask must be an (n, L) array of booleans, got dtype {m.dtype}")
+    if m.ndim != 2 or m.shape[0] < 1:
+        raise ValueError(f"mask must have shape (n, L), got {m.shape}")
+    if not m.any(axis=1).all(): raise ValueError("mask must have at least one real token per row")
+    return m
+
+# core raises ParameterTypeError (a TypeError) for a wrong type
+_real, _int = check_real, check_int
 
 def _seed(name, seed):
     "Validate a seed (int >= 0, None, SeedSequence or Generator) and return it unchanged."
@@ -36,31 +72,71 @@ def _seed(name, seed):
 # %% ../../nbs/02c_slr_bayes_optimal.ipynb #68fb9e04
 @dataclass
 class LocationPrior:
-    "Location prior p_eps(omega^k) of the output channel, with what its derivatives need."
+    """Location prior p_eps(omega^k) of the output channel, with what its derivatives need.
+
+    Parameters
+    ----------
+    kind : str
+        "spiked", "argmax" or "softmax-mc"
+    logp : np.ndarray
+        (n, L) log p_eps (-inf on padding)
+    nu : float
+        signal strength
+    d1 : np.ndarray | None, default None
+        argmax: (n, eps, l) (d p_eps / d omega^k_l) / p_eps
+    d2 : np.ndarray | None, default None
+        argmax: (n, eps, l) (d^2 p_eps / d (omega^k_l)^2) / p_eps
+    s : np.ndarray | None, default None
+        softmax-mc: (L, n, m) softmax of the inner draws (token axis
+    """
     kind: str # "spiked", "argmax" or "softmax-mc"
     logp: np.ndarray # (n, L) log p_eps (-inf on padding)
     nu: float # signal strength
     d1: np.ndarray | None = None # argmax: (n, eps, l) (d p_eps / d omega^k_l) / p_eps
     d2: np.ndarray | None = None # argmax: (n, eps, l) (d^2 p_eps / d (omega^k_l)^2) / p_eps
-    s: np.ndarray | None = None # softmax-mc: (L, n, m) softmax of the inner draws (token axis first: fast reductions)
+    s: np.ndarray | None = None # softmax-mc: (L, n, m) softmax of the inner draws (token axis
+                                # first: fast reductions)
 
     def contract(self, pi:np.ndarray, # (n, L) posterior of the location given (y, Omega)
                  rho:np.ndarray, # (n, L) pi_eps / p_eps (= N_eps / Z_out)
                  hessian:bool=False, # also the second-derivative terms
                 ) -> tuple:
-        "sum_eps pi_eps (d_l p_eps)/p_eps, sum_eps pi_eps (d_ll p_eps)/p_eps and (d_l p_l)/p_l, per token l."
+        """sum_eps pi_eps (d_l p_eps)/p_eps, sum_eps pi_eps (d_ll p_eps)/p_eps and (d_l p_l)/p_l.
+
+        Parameters
+        ----------
+        pi : np.ndarray
+            (n, L) posterior of the location given (y, Omega)
+        rho : np.ndarray
+            (n, L) pi_eps / p_eps (= N_eps / Z_out)
+        hessian : bool, default False
+            also the second-derivative terms
+        """
+        raise NotImplementedError(f"{type(self).__name__} must define contract")
+
+class _PlantedPrior(LocationPrior):
+    "The closed channel of a planted location: p_eps proportional to exp(sqrt(nu) omega^k_eps)."
+    def contract(self, pi, rho, hessian=False):
+        c = math.sqrt(self.nu)
+        return c * pi, (self.nu * pi if hessian else None), np.full(pi.shape, c)
+
+class _ArgmaxPrior(LocationPrior):
+    "Max-SLR at nu = inf: P(argmax = eps), derivatives by Gauss-Hermite (d1, d2)."
+    def contract(self, pi, rho, hessian=False):
+        g = np.einsum("ne,nel->nl", pi, self.d1)
+        if not hessian: return g, None, None
+        return g, np.einsum("ne,nel->nl", pi, self.d2), np.diagonal(self.d1, axis1=1, axis2=2)
+
+# %% ../../nbs/02c_slr_bayes_optimal.ipynb #softmax-prior
+class _SoftmaxPrior(LocationPrior):
+    "Max-SLR at finite nu: p_eps = E softmax(nu chi)_eps over inner draws (Monte Carlo)."
+    def contract(self, pi, rho, hessian=False):
         nu = self.nu
-        if self.kind == "spiked":
-            c = math.sqrt(nu)
-            return c * pi, (nu * pi if hessian else None), np.full(pi.shape, c)
-        if self.kind == "argmax":
-            g = np.einsum("ne,nel->nl", pi, self.d1)
-            if not hessian: return g, None, None
-            return g, np.einsum("ne,nel->nl", pi, self.d2), np.diagonal(self.d1, axis1=1, axis2=2)
-        R = sum(rho[:, l, None] * self.s[l] for l in range(len(self.s)))    # (n, m): sum_eps rho_eps s_eps
+        R = sum(rho[:, l, None] * self.s[l] for l in range(len(self.s)))    # (n, m): sum rho s
         if not hessian:   # g = nu (rho s_bar - mean_m s R_m), token by token
-            return nu * (rho * _mean_last(self.s).T - np.einsum("lnm,nm->nl", self.s, R) / R.shape[1]), None, None
-        s = self.s.transpose(1, 2, 0); R = R[..., None]                        # (n, m, L) view
+            g = nu * (rho * _mean_last(self.s).T - np.einsum("lnm,nm->nl", self.s, R) / R.shape[1])
+            return g, None, None
+        s = self.s.transpose(1, 2, 0); R = R[..., None]                     # (n, m, L) view
         rs = rho[:, None, :] * s
         g = nu * (rs - s * R).mean(1)
         h = nu**2 * (rs * (1 - s)**2 + s * s * (R - rs) - s * (1 - s) * R).mean(1)
@@ -78,54 +154,99 @@ def location_prior(model:SLRModel, # SpikedSLR or MaxSLR
                    derivatives:bool=True, # keep what the derivatives need
                    hessian:bool=True, # also what the second derivatives need (max-SLR at nu = inf)
                   ) -> LocationPrior:
-    "p_eps = E[(1/L) g_nu(eps, chi)] over chi ~ N(omk, Vk I): the location part of the output channel."
-    if model.kind == "spiked":   # (1/L) exp(sqrt(nu) omk_eps + nu (Vk - 1)/2): the tilt's normaliser is kept
-        lengths = mask.sum(-1, keepdims=True)
-        lp = np.where(mask, math.sqrt(model.nu) * omk + 0.5 * model.nu * (Vk - 1.0) - np.log(np.maximum(lengths, 1)), -np.inf)
-        return LocationPrior("spiked", lp, model.nu)
-    if np.isinf(model.nu): return _argmax_prior(omk, Vk, mask, n_gh, (1 + hessian) * derivatives)
-    if xi is None: raise ValueError("xi (inner Gaussian draws) is required for max-SLR at finite nu")
-    s = model.nu * (omk.T[:, :, None] + math.sqrt(max(Vk, 0.0)) * xi.T[:omk.shape[1], None, :])   # (L, n, m), in place below
-    if not mask.all(): s[~np.broadcast_to(mask.T[:, :, None], s.shape)] = -np.inf
+    """p_eps = E[(1/L) g_nu(eps, chi)] over chi ~ N(omk, Vk I): the location part of the channel.
+
+    Parameters
+    ----------
+    model : SLRModel
+        SpikedSLR or MaxSLR
+    omk : np.ndarray
+        (n, L) means of the key fields
+    Vk : float
+        their variance
+    mask : np.ndarray
+        (n, L) bool, real tokens
+    n_gh : int, default 16
+        Gauss-Hermite nodes (max-SLR at nu = inf)
+    xi : np.ndarray | None, default None
+        (m, L) inner Gaussian draws (max-SLR at finite nu)
+    derivatives : bool, default True
+        keep what the derivatives need
+    hessian : bool, default True
+        also what the second derivatives need (max-SLR at nu = inf)
+    """
+    _check_model(model)
+    omk, Vk, mask, n_gh, xi, _, _ = _check_fields(model, omk, Vk, mask, n_gh, xi)
+    derivatives = _check_flag("derivatives", derivatives); hessian = _check_flag("hessian", hessian)
+    return model.channel_prior(omk, Vk, mask, n_gh, xi, derivatives, hessian)
+
+def _check_flag(name, value):
+    if not isinstance(value, (bool, np.bool_)):
+        raise ParameterTypeError(f"{name} must be True or False, got {type(value).__name__}")
+    return bool(value)
+
+def _planted_prior(model, omk, Vk, mask):
+    "(1/L) exp(sqrt(nu) omk_eps + nu (Vk - 1)/2): the tilt's normaliser is kept."
+    lengths = np.maximum(mask.sum(-1, keepdims=True), 1)
+    lp = math.sqrt(model.nu) * omk + 0.5 * model.nu * (Vk - 1.0) - np.log(lengths)
+    return _PlantedPrior("spiked", np.where(mask, lp, -np.inf), model.nu)
+
+def _softmax_prior(model, omk, Vk, mask, xi, derivatives):
+    "p_eps = E softmax(nu chi)_eps by the inner draws xi (max-SLR at finite nu)."
+    s = model.nu * (omk.T[:, :, None] + math.sqrt(max(Vk, 0.0)) * xi.T[:omk.shape[1], None, :])
+    if not mask.all(): s[~np.broadcast_to(mask.T[:, :, None], s.shape)] = -np.inf   # (L, n, m)
     s -= _fold(np.maximum, s); np.exp(s, out=s); s /= _fold(np.add, s)
     lp = np.where(mask, np.log(np.maximum(_mean_last(s).T, 1e-300)), -np.inf)
-    return LocationPrior("softmax-mc", lp, model.nu, s=s if derivatives else None)
+    return _SoftmaxPrior("softmax-mc", lp, model.nu, s=s if derivatives else None)
 
 def _fold(op, s):
-    "op over the (short) first axis, slab by slab: numpy's own reduction over it is several times slower."
+    ("op over the (short) first axis, slab by slab: numpy's own reduction over it is several times "
+     "slower.")
     out = s[0].copy()
     for x in s[1:]: op(out, x, out=out)
     return out
 
 def _mean_last(s):
     "Mean over the last axis as one matrix-vector product."
-    return (s.reshape(-1, s.shape[-1]) @ np.full(s.shape[-1], 1.0 / s.shape[-1])).reshape(s.shape[:-1])
+    return (s.reshape(-1, s.shape[-1]) @ np.full(s.shape[-1], 1.0 / s.shape[-1])).reshape(
+        s.shape[:-1]
+    )
+
 
 def _argmax_prior(omk, Vk, mask, n_gh, level):
-    "P(argmax of N(omk, Vk I) = eps) = E_t prod_{j != eps} Phi((omk_eps - omk_j)/s + t); level 1 adds d1, level 2 also d2."
+    ("P(argmax of N(omk, Vk I) = eps) = E_t prod_{j != eps} Phi((omk_eps - omk_j)/s + t); level 1 "
+     "adds d1, level 2 also d2.")
     from scipy.special import ndtr
     n, L = omk.shape
     t, w = hermite_rule(n_gh)
     s = math.sqrt(max(Vk, 1e-300))
-    E, J = np.nonzero(~np.eye(L, dtype=bool))              # the L(L-1) ordered pairs, grouped by eps (L - 1 partners each)
+    # the L(L-1) ordered pairs, grouped by eps (L - 1 partners each)
+    E, J = np.nonzero(~np.eye(L, dtype=bool))
     full = bool(mask.all())
-    u = (omk[:, E] - omk[:, J])[..., None] / s + t                                      # (n, pair, t)
+    # (n, pair, t)
+    u = (omk[:, E] - omk[:, J])[..., None] / s + t
     np.maximum(u, -37.0, out=u)
     F = ndtr(u)
     if not full:
-        valid = (mask[:, E] & mask[:, J])[..., None]                                    # (n, pair, 1)
-        F = np.where(valid, F, 1.0)                                                      # padded partners: factor 1
+        # (n, pair, 1)
+        valid = (mask[:, E] & mask[:, J])[..., None]
+        # padded partners: factor 1
+        F = np.where(valid, F, 1.0)
     T = F.reshape(n, L, L - 1, len(t)).prod(2) if L > 1 else np.ones((n, L, len(t)))
     M = np.maximum(T.max(-1, keepdims=True), 1e-300)
     e = T / M * w                                                                      # (n, eps, t)
     pt = e.sum(-1)
     logp = np.where(mask, np.log(M[..., 0]) + np.log(np.maximum(pt, 1e-300)), -np.inf)
-    if not level: return LocationPrior("argmax", logp, np.inf)
+    if not level: return _ArgmaxPrior("argmax", logp, np.inf)
     pt = np.maximum(pt, 1e-300)
-    r = np.exp(-0.5 * u * u); r *= 1 / math.sqrt(2 * math.pi); r /= F; r *= e[:, E]   # phi(u)/Phi(u) times the weight
+    r = np.exp(-0.5 * u * u)
+    r *= 1 / math.sqrt(2 * math.pi)
+    r /= F
+    r *= e[:, E]   # phi(u)/Phi(u) times the weight
     if not full: r *= valid
     d1 = np.zeros((n, L, L)); d2 = np.zeros((n, L, L)) if level > 1 else None
-    i = np.arange(L)                                                                   # j = eps: Gaussian weights t and t^2 - 1
+    # j = eps: Gaussian weights t and t^2 - 1
+    i = np.arange(L)
     d1[:, E, J] = -r.sum(-1) / s / pt[:, E]
     d1[:, i, i] = (e * t).sum(-1) / s / pt
     if level > 1:
@@ -134,12 +255,25 @@ def _argmax_prior(omk, Vk, mask, n_gh, level):
     if not full:
         m = mask[:, :, None] & mask[:, None, :]
         d1 = np.where(m, d1, 0.0); d2 = None if d2 is None else np.where(m, d2, 0.0)
-    return LocationPrior("argmax", logp, np.inf, d1, d2)
+    return _ArgmaxPrior("argmax", logp, np.inf, d1, d2)
 
 # %% ../../nbs/02c_slr_bayes_optimal.ipynb #21ba888e
 @dataclass
 class ChannelOutput:
-    "The Bayes-optimal output channel on a batch: log Z_out, its gradient and its own-token Hessian."
+    """The Bayes-optimal output channel on a batch: log Z_out, its gradient and its own-token
+    Hessian.
+
+    Parameters
+    ----------
+    logZ : np.ndarray
+        (n,) log Z_out(y, Omega, V)
+    g : np.ndarray
+        (n, L, 2) g_l = d log Z_out / d omega_l, columns (key, value)
+    dg : np.ndarray | None
+        (n, L, 2, 2) own-token Hessian d^2 log Z_out / d omega_l^2
+    pi : np.ndarray
+        (n, L) posterior of the location given (y, Omega)
+    """
     logZ: np.ndarray # (n,) log Z_out(y, Omega, V)
     g: np.ndarray # (n, L, 2) g_l = d log Z_out / d omega_l, columns (key, value)
     dg: np.ndarray | None # (n, L, 2, 2) own-token Hessian d^2 log Z_out / d omega_l^2
@@ -156,8 +290,43 @@ def bayes_channel(model:SLRModel, # SpikedSLR or MaxSLR
                   n_gh:int=16, # Gauss-Hermite nodes (max-SLR at nu = inf)
                   xi:np.ndarray|None=None, # (m, L) inner draws (max-SLR at finite nu)
                  ) -> ChannelOutput:
-    "Z_out = sum_eps p_eps(omk) N(y; omv_eps, Vv + Delta^2), g = grad log Z_out and the own-token Hessian."
-    P = location_prior(model, omk, Vk, mask, n_gh, xi, hessian=hessian)
+    """Z_out = sum_eps p_eps(omk) N(y; omv_eps, Vv + Delta^2), g = grad log Z_out, own-token
+    Hessian.
+
+    Parameters
+    ----------
+    model : SLRModel
+        SpikedSLR or MaxSLR
+    y : np.ndarray
+        (n,) labels
+    omk : np.ndarray
+        (n, L) key-field means
+    omv : np.ndarray
+        (n, L) value-field means
+    Vk : float
+        key-field variance
+    Vv : float
+        value-field variance
+    mask : np.ndarray
+        (n, L) bool, real tokens
+    hessian : bool, default False
+        also the own-token Hessian (GAMP needs it)
+    n_gh : int, default 16
+        Gauss-Hermite nodes (max-SLR at nu = inf)
+    xi : np.ndarray | None, default None
+        (m, L) inner draws (max-SLR at finite nu)
+    """
+    _check_model(model)
+    omk, Vk, mask, n_gh, xi, omv, y = _check_fields(model, omk, Vk, mask, n_gh, xi, omv, y)
+    Vv = check_real("Vv", Vv, lo=0.0, hi=1e6); hessian = _check_flag("hessian", hessian)
+    if Vv + model.noise**2 <= 0:
+        raise ValueError("Vv must be > 0 when the label noise is 0 (Vv + Delta^2 is a variance), "
+                         "got 0")
+    return _channel(model, y, omk, omv, Vk, Vv, mask, hessian, n_gh, xi)
+
+def _channel(model, y, omk, omv, Vk, Vv, mask, hessian, n_gh, xi):
+    "The body of `bayes_channel` on checked arguments (the solvers call it in their loops)."
+    P = model.channel_prior(omk, Vk, mask, n_gh, xi, True, hessian)
     s2 = Vv + model.noise**2
     lN = -0.5 * (y[:, None] - omv)**2 / s2 - 0.5 * math.log(2 * math.pi * s2)
     lw = np.where(mask, P.logp + lN, -np.inf)
@@ -187,58 +356,134 @@ def bayes_prediction(model:SLRModel, # SpikedSLR or MaxSLR
                      n_gh:int=16, # Gauss-Hermite nodes (max-SLR at nu = inf)
                      xi:np.ndarray|None=None, # inner draws (max-SLR at finite nu)
                     ) -> np.ndarray:
-    "Posterior-mean prediction on unlabelled sequences: sum_eps P(eps | omega^k) omega^v_eps."
-    lp = location_prior(model, omk, Vk, mask, n_gh, xi, derivatives=False).logp
+    """Posterior-mean prediction on unlabelled sequences: sum_eps P(eps | omega^k) omega^v_eps.
+
+    Parameters
+    ----------
+    model : SLRModel
+        SpikedSLR or MaxSLR
+    omk : np.ndarray
+        (n, L) key-field means
+    omv : np.ndarray
+        (n, L) value-field means
+    Vk : float
+        key-field variance
+    mask : np.ndarray
+        (n, L) bool, real tokens
+    n_gh : int, default 16
+        Gauss-Hermite nodes (max-SLR at nu = inf)
+    xi : np.ndarray | None, default None
+        inner draws (max-SLR at finite nu)
+    """
+    _check_model(model)
+    omk, Vk, mask, n_gh, xi, omv, _ = _check_fields(model, omk, Vk, mask, n_gh, xi, omv)
+    return _prediction(model, omk, omv, Vk, mask, n_gh, xi)
+
+def _prediction(model, omk, omv, Vk, mask, n_gh, xi):
+    "The body of `bayes_prediction` on checked arguments."
+    lp = model.channel_prior(omk, Vk, mask, n_gh, xi, False, True).logp
     p = np.exp(lp - lp.max(-1, keepdims=True)); p /= p.sum(-1, keepdims=True)
     return np.sum(np.where(mask, p * omv, 0.0), -1)
 
 # %% ../../nbs/02c_slr_bayes_optimal.ipynb #33f06453
 @dataclass
 class NishimoriSample:
-    "Common random numbers of the Nishimori equations: teacher projections, the Gaussians of Omega, inner draws."
+    """Common random numbers of the Nishimori equations: teacher projections, the Gaussians of
+    Omega, inner draws.
+
+    Parameters
+    ----------
+    P : Projections
+        teacher fields (chi*, z*), location, label, mask
+    G : np.ndarray
+        (n, L, 2) standard Gaussians of Omega = q H* + sqrt(q (1 - q)) G
+    xi : np.ndarray
+        inner draws (max-SLR at finite nu): (m, L) shared by all samples, or (K, m, L),
+    """
     P: Projections # teacher fields (chi*, z*), location, label, mask
     G: np.ndarray # (n, L, 2) standard Gaussians of Omega = q H* + sqrt(q (1 - q)) G
-    xi: np.ndarray # inner draws (max-SLR at finite nu): (m, L) shared by all samples, or (K, m, L), one set per group
+    xi: np.ndarray # inner draws (max-SLR at finite nu): (m, L) shared by all samples, or (K, m, L),
+                   # one set per group
 
     def __len__(self): return len(self.P.y)
 
     def groups(self) -> list:
-        "(slice, inner draws) per group: with K sets, group k is samples [k b, (k + 1) b), b = n // K (the last to the end)."
+        ("(slice, inner draws) per group: with K sets, group k is samples [k b, (k + 1) b), b = n "
+         "// K (the last to the end).")
         n = len(self)
         if self.xi.ndim == 2: return [(slice(0, n), self.xi)]
         K = len(self.xi); b = n // K
         return [(slice(k * b, n if k == K - 1 else (k + 1) * b), self.xi[k]) for k in range(K)]
 
     def block(self, sl:slice, # the samples to keep
-             ) -> "NishimoriSample":
-        "The sub-sample `sl` (independent blocks give independent estimates); inside one group it keeps that group's draws."
+             ) -> NishimoriSample:
+        """The sub-sample `sl` (independent blocks give independent estimates); inside one group it
+        keeps that group's draws.
+
+        Parameters
+        ----------
+        sl : slice
+            the samples to keep
+        """
         P = self.P
         xi = self.xi
         if xi.ndim == 3:
             start, stop, _ = sl.indices(len(self))
             inside = [x for g, x in self.groups() if g.start <= start and stop <= g.stop]
             if inside: xi = inside[0]
-            elif (start, stop) != (0, len(self)): raise ValueError("a block must lie inside one group of inner draws")
-        return NishimoriSample(Projections(P.chi_star[sl], P.z_star[sl], P.eps[sl], P.y[sl], P.lengths[sl], P.mask[sl]),
-                               self.G[sl], xi)
+            elif (start, stop) != (0, len(self)):
+                raise ValueError("a block must lie inside one group of inner draws")
+        return NishimoriSample(
+            Projections(
+                P.chi_star[sl], P.z_star[sl], P.eps[sl], P.y[sl], P.lengths[sl], P.mask[sl]
+            ),
+            self.G[sl],
+            xi,
+        )
 
     def fields(self, q, # 2x2 overlap matrix
               ) -> tuple:
-        "(omega^k, omega^v) at diagonal overlaps q = (q_k, q_v): then H* | Omega ~ N(Omega, 1 - q)."
+        """(omega^k, omega^v) at diagonal overlaps q = (q_k, q_v): then H* | Omega ~ N(Omega, 1 -
+        q).
+
+        Parameters
+        ----------
+        q
+            2x2 overlap matrix
+        """
         q = np.clip(np.asarray(q, float), 0.0, 1.0); sd = np.sqrt(q * (1 - q))
         m = self.P.mask
-        return ((q[0] * self.P.chi_star + sd[0] * self.G[..., 0]) * m, (q[1] * self.P.z_star + sd[1] * self.G[..., 1]) * m)
+        return (
+            (q[0] * self.P.chi_star + sd[0] * self.G[..., 0]) * m,
+            (q[1] * self.P.z_star + sd[1] * self.G[..., 1]) * m,
+        )
+
 
 def inner_draws(m:int, # points per set
                 L:int, # dimension (tokens)
                 seed=0, # int or Generator
-                n_sets:int|None=None, # None: one (m, L) set; K: K independently scrambled sets, (K, m, L)
+                n_sets:int|None=None, # None: one (m, L) set; K: K independently scrambled sets, (K,
+                                      # m, L)
                ) -> np.ndarray:
-    "Standard Gaussian points from scrambled Sobol nets (randomised QMC), one independent scrambling per set."
+    """Standard Gaussian points from scrambled Sobol nets (randomised QMC), one independent
+    scrambling per set.
+
+    Parameters
+    ----------
+    m : int
+        points per set
+    L : int
+        dimension (tokens)
+    seed : default 0
+        int or Generator
+    n_sets : int | None, default None
+        None: one (m, L) set; K: K independently scrambled sets, (K,
+    """
     m, L = _int("m", m, lo=1), _int("L", L, lo=1)
     if n_sets is not None: n_sets = _int("n_sets", n_sets, lo=1)
     check_memory("m * L * n_sets", 8.0 * m * L * (n_sets or 1) * 3)
-    check_seconds("n_sets", (n_sets or 1) * (4e-4 + 2e-8 * m * L))   # measured: 0.4 ms per scrambled net (one core)
+    # measured: 0.4 ms per scrambled net (one core)
+    check_seconds("n_sets", (n_sets or 1) * (4e-4 + 2e-8 * m * L))
     g = as_generator(seed, "seed")
     def one():   # beyond scipy's Sobol dimensions: plain Monte Carlo
         return g.standard_normal((m, L)) if L > 21_201 else sobol_normal(m, L, g)
@@ -248,13 +493,33 @@ def inner_draws(m:int, # points per set
 def nishimori_sample(model:SLRModel, # SpikedSLR or MaxSLR
                      n_mc:int, # Monte Carlo samples
                      seed=0, # int or Generator (`mc_seed`: deprecated alias)
-                     n_inner:int=64, # inner draws per set (max-SLR at finite nu): scrambled Sobol points
-                     n_groups:int=1, # independent sets of inner draws, one per group of samples (blocks see independent sets)
+                     n_inner:int=64, # inner draws per set (max-SLR at finite nu): scrambled Sobol
+                                     # points
+                     n_groups:int=1, # independent sets of inner draws, one per group of samples
+                                     # (blocks see independent sets)
                     ) -> NishimoriSample:
-    "Draw the common random numbers once (teacher sampler of the model, exact law of (Omega, y))."
+    """Draw the common random numbers once (teacher sampler of the model, exact law of (Omega, y)).
+
+    Parameters
+    ----------
+    model : SLRModel
+        SpikedSLR or MaxSLR
+    n_mc : int
+        Monte Carlo samples
+    seed : default 0
+        int or Generator (`mc_seed`: deprecated alias)
+    n_inner : int, default 64
+        inner draws per set (max-SLR at finite nu): scrambled Sobol points
+    n_groups : int, default 1
+        independent sets of inner draws, one per group of samples
+    """
+    _check_model(model)
     n_mc = _int("n_mc", n_mc, lo=1); n_inner = _int("n_inner", n_inner, lo=1)
-    n_groups = _int("n_groups", n_groups, lo=1, hi=n_mc)
-    check_memory("n_mc * L", 8.0 * n_mc * model.L_max * 12)
+    n_groups = _int("n_groups", n_groups, lo=1, hi=n_mc); _seed("seed", seed)
+    L = model.L_max
+    check_memory("n_mc * L", 8.0 * n_mc * L * 12)
+    check_memory("n_inner * L * n_groups", 8.0 * n_inner * L * n_groups * 3)
+    check_seconds("n_groups, n_inner", n_groups * (4e-4 + 2e-8 * n_inner * L))   # as inner_draws
     gP, gG, gX = spawn(seed, 3)
     P = model.sample_projections(n_mc, gP)
     xi = inner_draws(n_inner, model.L_max, gX, None if n_groups == 1 else n_groups)
@@ -269,18 +534,49 @@ def nishimori_terms(model:SLRModel, # SpikedSLR or MaxSLR
                     n_gh:int=16, # Gauss-Hermite nodes (max-SLR at nu = inf)
                     chunk:int=20_000, # samples per batch
                    ) -> tuple:
-    "Per-sample sum_l g_l g_l (key, value), shape (n, 2), and log Z_out, shape (n,), at overlaps q."
+    """Per-sample sum_l g_l g_l (key, value), shape (n, 2), and log Z_out, shape (n,), at overlaps
+    q.
+
+    Parameters
+    ----------
+    model : SLRModel
+        SpikedSLR or MaxSLR
+    q
+        diagonal overlaps (q_k, q_v)
+    S : NishimoriSample
+        common random numbers
+    n_gh : int, default 16
+        Gauss-Hermite nodes (max-SLR at nu = inf)
+    chunk : int, default 20000
+        samples per batch
+    """
+    _check_model(model)
+    q = check_array("q", q, shape=(2,))
+    if np.any(q < 0) or np.any(q > 1): raise ValueError(f"q must lie in [0, 1]^2, got {q.tolist()}")
+    if not isinstance(S, NishimoriSample):
+        raise ParameterTypeError("S must be a NishimoriSample (see nishimori_sample), got "
+                                 f"{type(S).__name__}")
+    if S.P.mask.shape[1] != model.L_max:
+        raise ValueError(f"S must be drawn from a model with L_max = {model.L_max}, got "
+                         f"{S.P.mask.shape[1]}")
+    if model.needs_inner_draws and S.xi.shape[-1] < model.L_max:
+        raise ValueError(f"S must hold inner draws of at least L = {model.L_max} columns")
+    n_gh = _int("n_gh", n_gh, lo=2, hi=200); chunk = check_int("chunk", chunk, lo=1)
+    return _nishimori_terms(model, q, S, n_gh, chunk)
+
+def _nishimori_terms(model, q, S, n_gh=16, chunk=20_000):
+    "The body of `nishimori_terms` on checked arguments (the fixed-point map calls it)."
     q = np.asarray(q, float)
     V = np.maximum(1 - q, _VMIN)
     n = len(S); gg = np.empty((n, 2)); lz = np.empty(n)
-    chunk = check_int("chunk", chunk, lo=1)
-    if model.kind == "max" and not np.isinf(model.nu): chunk = max(500, min(chunk, int(4e6 // (model.L_max * S.xi.shape[-2]))))
+    if model.needs_inner_draws:
+        chunk = max(500, min(chunk, int(4e6 // (model.L_max * S.xi.shape[-2]))))
     for grp, _ in S.groups():
         for a in range(grp.start, grp.stop, chunk):
             sl = slice(a, min(a + chunk, grp.stop))
             B = S.block(sl)
             omk, omv = B.fields(q)
-            c = bayes_channel(model, B.P.y, omk, omv, V[0], V[1], B.P.mask, n_gh=n_gh, xi=B.xi)
+            c = _channel(model, B.P.y, omk, omv, V[0], V[1], B.P.mask, False, n_gh, B.xi)
             gg[sl] = np.sum(c.g**2, axis=1); lz[sl] = c.logZ
     return gg, lz
 
@@ -289,16 +585,84 @@ def free_entropy(q, # overlaps (q_k, q_v)
                  alpha:float, # sample ratio
                  psi_out:float, # E log Z_out(y, Omega, 1 - q)
                 ) -> float:
-    "Replica free entropy Phi = sum_a [-q_a qhat_a/2 + qhat_a/2 - log(1 + qhat_a)/2] + alpha Psi_out(q)."
-    q, qhat = check_array("q", q), check_array("qhat", qhat) # finite real arrays (None, strings, NaN refused)
-    if q.shape != qhat.shape: raise ValueError(f"q and qhat must have one shape, got {q.shape} and {qhat.shape}")
+    """Replica free entropy Phi = sum_a [-q_a qhat_a/2 + qhat_a/2 - log(1 + qhat_a)/2] + alpha
+    Psi_out(q).
+
+    Parameters
+    ----------
+    q
+        overlaps (q_k, q_v)
+    qhat
+        conjugates (qhat_k, qhat_v)
+    alpha : float
+        sample ratio
+    psi_out : float
+        E log Z_out(y, Omega, 1 - q)
+    """
+    # finite real arrays (None, strings, NaN refused)
+    q, qhat = check_array("q", q), check_array("qhat", qhat)
+    if q.shape != qhat.shape:
+        raise ValueError(f"q and qhat must have one shape, got {q.shape} and {qhat.shape}")
     alpha, psi_out = check_real("alpha", alpha, lo=0.0), check_real("psi_out", psi_out)
     return float(np.sum(-0.5 * q * qhat + 0.5 * qhat - 0.5 * np.log1p(qhat)) + alpha * psi_out)
 
 # %% ../../nbs/02c_slr_bayes_optimal.ipynb #28c37615
 @dataclass
 class BayesOptimalResult:
-    "One fixed point of the Nishimori equations: overlaps, Bayes-optimal error, free entropy and diagnostics."
+    """One fixed point of the Nishimori equations: overlaps, Bayes-optimal error, free entropy and
+    diagnostics.
+
+    Parameters
+    ----------
+    alpha : float
+        sample ratio
+    q_k : float
+        overlap of the posterior mean with k*
+    q_v : float
+        overlap of the posterior mean with v*
+    qhat_k : float
+        conjugate of q_k
+    qhat_v : float
+        conjugate of q_v
+    error : float
+        Bayes-optimal test error at these overlaps (includes Delta^2)
+    error_se : float
+        its standard error (spread over independent Monte Carlo blocks)
+    error_mc : float
+        direct Monte Carlo error of the posterior mean on a fresh sample
+    error_mc_se : float
+        its standard error over the test sample
+    excess : float
+        error - Delta^2
+    phi : float
+        replica free entropy (+inf on the perfect-recovery branch at Delta = 0, alpha > 1)
+    phi_se : float
+        its standard error (blocks)
+    q_k_se : float
+        standard error of q_k (blocks)
+    q_v_se : float
+        standard error of q_v (blocks)
+    perfect_v : bool
+        v* recovered exactly (1 - q_v below 1e-10 with Delta = 0)
+    init : str
+        "uninformed", "informed" or "q0"
+    method : str
+        "closed channel", "gauss-hermite" (max, nu = inf) or "monte carlo" (max, finite
+    converged : bool
+        nu)
+    n_iter : int
+        (undocumented)
+    residual : float
+        fixed-point diagnostics (undamped residual in log(1 - q))
+    n_mc : int
+        (undocumented)
+    mc_seed : object
+        (undocumented)
+    n_blocks : int
+        Monte Carlo size, seed, number of blocks for the errors
+    rho : float, default math.nan
+        spectral radius of the map's Jacobian at the fixed point (< 1: stable
+    """
     alpha: float # sample ratio
     q_k: float # overlap of the posterior mean with k*
     q_v: float # overlap of the posterior mean with v*
@@ -315,51 +679,74 @@ class BayesOptimalResult:
     q_v_se: float # standard error of q_v (blocks)
     perfect_v: bool # v* recovered exactly (1 - q_v below 1e-10 with Delta = 0)
     init: str # "uninformed", "informed" or "q0"
-    method: str # "closed channel", "gauss-hermite" (max, nu = inf) or "monte carlo" (max, finite nu)
-    converged: bool; n_iter: int; residual: float # fixed-point diagnostics (undamped residual in log(1 - q))
-    n_mc: int; mc_seed: object; n_blocks: int # Monte Carlo size, seed, number of blocks for the errors
-    rho: float = math.nan # spectral radius of the map's Jacobian at the fixed point (< 1: stable under iteration)
+    method: str # "closed channel", "gauss-hermite" (max, nu = inf) or "monte carlo" (max, finite
+                # nu)
+    converged: bool
+    n_iter: int
+    residual: float # fixed-point diagnostics (undamped residual in log(1 - q))
+    n_mc: int
+    mc_seed: object
+    n_blocks: int # Monte Carlo size, seed, number of blocks for the errors
+    rho: float = math.nan # spectral radius of the map's Jacobian at the fixed point (< 1: stable
+                          # under iteration)
 
     def as_dict(self) -> dict:
         "A flat row."
         return dict(self.__dict__, mc_seed=str(self.mc_seed))
 
 # %% ../../nbs/02c_slr_bayes_optimal.ipynb #4b749ee1
-_PR_JUMP = math.log(1e-6)   # below this 1 - q_v, a still decreasing 1 - q_v (Delta = 0) is sent to perfect recovery
+# below this 1 - q_v, a still decreasing 1 - q_v (Delta = 0) is sent to perfect recovery
+_ALPHA_MAX = 1e8   # qhat = alpha E sum g^2 stays finite below it
+_PR_JUMP = math.log(1e-6)
 _INITS = {"uninformed": (1e-3, 1e-3), "informed": (1 - 1e-3, 1 - 1e-3)}
 
 def _check_q0(q0):
     if isinstance(q0, (str, bytes)) or not hasattr(q0, "__len__"):
-        raise TypeError(f"q0 must be a pair (q_k, q_v) of numbers in (0, 1), got {type(q0).__name__}")
-    if len(q0) != 2: raise ValueError(f"q0 must be a pair (q_k, q_v) of numbers in (0, 1), got length {len(q0)}")
+        raise TypeError("q0 must be a pair (q_k, q_v) of numbers in (0, 1), got "
+                        f"{type(q0).__name__}")
+    if len(q0) != 2:
+        raise ValueError(f"q0 must be a pair (q_k, q_v) of numbers in (0, 1), got length {len(q0)}")
     for name, v in zip(("q0[0] (q_k)", "q0[1] (q_v)"), q0):
         _real(name, v, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
     return np.asarray(q0, float)
 
 def _start(model, alpha, init):
-    "Initial overlaps of a branch; at Delta = 0 and alpha > 1 the informed start puts v at perfect recovery."
+    ("Initial overlaps of a branch; at Delta = 0 and alpha > 1 the informed start puts v at "
+     "perfect recovery.")
     q0 = np.array(_INITS[init])
-    if init == "informed" and model.noise == 0 and alpha > 1: q0[1] = 1 - _VMIN   # a fixed point of the v-equation there
+    if init == "informed" and model.noise == 0 and alpha > 1:
+        q0[1] = 1 - _VMIN   # a fixed point of the v-equation there
     return q0
 
 _UMIN = math.log(_VMIN)
-_ANDERSON_START = 1e-2   # Anderson extrapolates once the undamped step in log(1 - q) is below this (near a fixed point)
+# Anderson extrapolates once the undamped step in log(1 - q) is below this (near a fixed point)
+_ANDERSON_START = 1e-2
 
 @dataclass
 class _Solution:
     "A fixed point with what the errors need: per-sample terms, the map's value and Jacobian there."
-    q: np.ndarray; qhat: np.ndarray; psi: float; res: object # overlaps, conjugates, E log Z_out, FixedPointResult
-    gg: np.ndarray; lz: np.ndarray; f: np.ndarray # per-sample sum_l g_l^2 and log Z_out, map value F(u*)
-    J: np.ndarray; free: list; rho: float # Jacobian dF/du (free coordinates), their indices, spectral radius
+    q: np.ndarray
+    qhat: np.ndarray
+    psi: float
+    res: object # overlaps, conjugates, E log Z_out, FixedPointResult
+    gg: np.ndarray
+    lz: np.ndarray
+    f: np.ndarray # per-sample sum_l g_l^2 and log Z_out, map value F(u*)
+    J: np.ndarray
+    free: list
+    rho: float # Jacobian dF/du (free coordinates), their indices, spectral radius
 
 def _map_value(model, alpha, gg, u):
-    "F(u) = log(1 - q') from the per-sample terms at u, with the jump to perfect recovery of v at Delta = 0."
+    ("F(u) = log(1 - q') from the per-sample terms at u, with the jump to perfect recovery of v at "
+     "Delta = 0.")
     f = np.maximum(-np.log1p(alpha * gg.mean(0)), _UMIN)
-    if model.noise == 0 and u[1] < _PR_JUMP and f[1] < u[1] - 1e-3: f[1] = _UMIN   # V_v -> 0 geometrically: jump
+    if model.noise == 0 and u[1] < _PR_JUMP and f[1] < u[1] - 1e-3:
+        f[1] = _UMIN   # V_v -> 0 geometrically: jump
     return f
 
 def _jacobian(F, u, f, h=1e-5):
-    "Forward differences of F at u (f = F(u)) over the free coordinates (v pinned at perfect recovery is not free)."
+    ("Forward differences of F at u (f = F(u)) over the free coordinates (v pinned at perfect "
+     "recovery is not free).")
     free = [a for a in range(2) if u[a] > _UMIN + 1.0]
     J = np.zeros((len(free), len(free)))
     for j, a in enumerate(free):
@@ -369,31 +756,49 @@ def _jacobian(F, u, f, h=1e-5):
     return J, free, rho
 
 def _solve(model, alpha, S, q0, n_gh, damping, atol, max_iter, on_fail, method) -> _Solution:
-    "Fixed point of q = qhat/(1 + qhat), qhat = alpha E sum_l g_l^2, iterated on u = log(1 - q), and its Jacobian."
+    ("Fixed point of q = qhat/(1 + qhat), qhat = alpha E sum_l g_l^2, iterated on u = log(1 - q), "
+     "and its Jacobian.")
     def F(u):
         u = np.clip(u, _UMIN, 0.0)
-        return _map_value(model, alpha, nishimori_terms(model, 1 - np.exp(u), S, n_gh)[0], u)
-    kw = dict(damping=damping, atol=atol, rtol=0.0, max_iter=max_iter, names=("log(1-q_k)", "log(1-q_v)"))
+        return _map_value(model, alpha, _nishimori_terms(model, 1 - np.exp(u), S, n_gh)[0], u)
+
+    kw = {"damping": damping, "atol": atol, "rtol": 0.0, "max_iter": max_iter,
+          "names": ("log(1-q_k)", "log(1-q_v)")}
     u0 = np.log1p(-np.asarray(q0, float))
     def finish(res):
         u = np.clip(res.x, _UMIN, 0.0); q = 1 - np.exp(u)
-        gg, lz = nishimori_terms(model, q, S, n_gh)
+        gg, lz = _nishimori_terms(model, q, S, n_gh)
         f = _map_value(model, alpha, gg, u)
-        return _Solution(q, alpha * gg.mean(0), float(lz.mean()), res, gg, lz, f, *_jacobian(F, u, f))
+        return _Solution(
+            q, alpha * gg.mean(0), float(lz.mean()), res, gg, lz, f, *_jacobian(F, u, f)
+        )
+
     if method != "accelerated":
         return finish(fixed_point(F, u0, on_fail=on_fail, method=method, **kw))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        fast = fixed_point(F, u0, on_fail="warn", method="anderson", anderson_start=_ANDERSON_START, anderson_m=2, **kw)
+        fast = fixed_point(
+            F,
+            u0,
+            on_fail="warn",
+            method="anderson",
+            anderson_start=_ANDERSON_START,
+            anderson_m=2,
+            **kw,
+        )
     if fast.converged:
         sol = finish(fast)
-        if sol.rho < 1: return sol                             # a stable fixed point: what plain iteration reaches too
-    slow = fixed_point(F, u0, on_fail=on_fail, method="damped", **kw)   # unstable or not converged: plain iteration
+        if sol.rho < 1:
+            # a stable fixed point: what plain iteration reaches too
+            return sol
+    # unstable or not converged: plain iteration
+    slow = fixed_point(F, u0, on_fail=on_fail, method="damped", **kw)
     slow.n_iter += fast.n_iter
     return finish(slow)
 
 def _linear_blocks(model, alpha, sol, T, n_blocks, n_gh):
-    "Block estimates by linearising the fixed point: u_b = u* + (I - J)^-1 (F_b(u*) - F(u*)), Phi_b = Phi at u* on block b."
+    ("Block estimates by linearising the fixed point: u_b = u* + (I - J)^-1 (F_b(u*) - F(u*)), "
+     "Phi_b = Phi at u* on block b.")
     n = len(sol.gg); b = n // n_blocks
     A = np.eye(len(sol.free)) - sol.J
     u = np.log1p(-np.minimum(sol.q, 1 - _VMIN)); perfect = _perfect(model, sol.q)
@@ -405,35 +810,47 @@ def _linear_blocks(model, alpha, sol, T, n_blocks, n_gh):
         if sol.free: ub[sol.free] += np.linalg.solve(A, (fb - sol.f)[sol.free])
         qb = 1 - np.exp(np.clip(ub, _UMIN, 0.0))
         eb = _bo_error(model, qb, T.block(sl), n_gh)[0]
-        rows.append((qb[0], 1.0 if perfect else qb[1], eb, _phi(sol.q, sol.qhat, alpha, float(sol.lz[sl].mean()), perfect)))
+        rows.append(
+            (
+                qb[0],
+                1.0 if perfect else qb[1],
+                eb,
+                _phi(sol.q, sol.qhat, alpha, float(sol.lz[sl].mean()), perfect),
+            )
+        )
     return np.array(rows)
 
 def _resolved_blocks(model, alpha, sol, S, T, n_blocks, kw):
-    "Block estimates by re-solving the fixed point on each block (the reference for the linearised errors)."
+    ("Block estimates by re-solving the fixed point on each block (the reference for the "
+     "linearised errors).")
     b = len(S) // n_blocks; rows = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         for i in range(n_blocks):
             sl = slice(i * b, (i + 1) * b)
-            s = _solve(model, alpha, S.block(sl), np.clip(sol.q, 1e-12, 1 - _VMIN), **dict(kw, on_fail="warn"))
+            s = _solve(
+                model,
+                alpha,
+                S.block(sl),
+                np.clip(sol.q, 1e-12, 1 - _VMIN),
+                **dict(kw, on_fail="warn"),
+            )
             pb = _perfect(model, s.q)
             rows.append((s.q[0], s.q[1], _bo_error(model, s.q, T.block(sl), kw["n_gh"])[0],
                          _phi(s.q, s.qhat, alpha, s.psi, pb) if s.res.converged else math.nan))
     return np.array(rows)
 
 def _bo_error(model, q, T, n_gh):
-    "Bayes-optimal test error at overlaps q: closed form in spiked-SLR, and the direct Monte Carlo value with its s.e."
-    from attnstat.slr.population import bayes_risk
+    ("Bayes-optimal test error at overlaps q: closed form in spiked-SLR, and the direct Monte "
+     "Carlo value with its s.e.")
     yhat = np.empty(len(T))
     for grp, _ in T.groups():
         B = T.block(grp); omk, omv = B.fields(q)
-        yhat[grp] = bayes_prediction(model, omk, omv, max(1 - q[0], _VMIN), B.P.mask, n_gh, B.xi)
+        yhat[grp] = _prediction(model, omk, omv, max(1 - q[0], _VMIN), B.P.mask, n_gh, B.xi)
     per = (T.P.y - yhat)**2
     emc, se = float(per.mean()), float(per.std(ddof=1) / math.sqrt(len(per)))
-    if model.kind == "spiked":   # E_BO = Delta^2 + 1 - q_v + q_v E_Bayes^(0)(nu q_k)
-        L = model.L if isinstance(model.L, dict) else model.L_max
-        return model.noise**2 + 1 - q[1] + q[1] * bayes_risk(SpikedSLR(L, model.nu * q[0])).excess, emc, se
-    return emc, emc, se
+    closed = model.bayes_optimal_closed_form(q)
+    return (emc if closed is None else closed), emc, se
 
 def _perfect(model, q):
     "v* recovered exactly: Delta = 0 and 1 - q_v below 1e-10."
@@ -442,76 +859,212 @@ def _perfect(model, q):
 def _phi(q, qhat, alpha, psi, perfect):
     return math.inf if perfect and alpha > 1 else free_entropy(q, qhat, alpha, psi)
 
+# %% ../../nbs/02c_slr_bayes_optimal.ipynb #nishimori-options
+def _str_choice(name, value, choices):
+    if not isinstance(value, str):
+        raise ParameterTypeError(f"{name} must be a string, one of {list(choices)}, got "
+                                 f"{type(value).__name__}")
+    return check_choice(name, value, choices)
+
+@dataclass(frozen=True)
+class NishimoriOptions:
+    """Solver knobs of `bayes_optimal_error` (as scipy's `minimize(..., options=)`), checked on
+    creation.
+
+    Parameters
+    ----------
+    damping : float, default 0.0
+        weight on the old iterate, in [0, 1)
+    atol : float, default 1e-07
+        tolerance on the undamped residual of log(1 - q)
+    max_iter : int, default 2000
+        maximum iterations
+    on_fail : str, default 'raise'
+        "raise" or "warn"
+    n_gh : int, default 16
+        Gauss-Hermite nodes (max-SLR at nu = inf)
+    n_inner : int, default 64
+        inner draws per block (max-SLR at finite nu): scrambled Sobol points
+    method : str, default 'accelerated'
+        "accelerated" (Anderson near the end), "damped" or "anderson"
+    errors : str, default 'linearised'
+        block errors: "linearised" (one Jacobian) or "resolve" (every
+    """
+    damping: float = 0.0 # weight on the old iterate, in [0, 1)
+    atol: float = 1e-7 # tolerance on the undamped residual of log(1 - q)
+    max_iter: int = 2000 # maximum iterations
+    on_fail: str = "raise" # "raise" or "warn"
+    n_gh: int = 16 # Gauss-Hermite nodes (max-SLR at nu = inf)
+    n_inner: int = 64 # inner draws per block (max-SLR at finite nu): scrambled Sobol points
+    method: str = "accelerated" # "accelerated" (Anderson near the end), "damped" or "anderson"
+    errors: str = "linearised" # block errors: "linearised" (one Jacobian) or "resolve" (every
+                               # block)
+
+    def __post_init__(self):
+        put = lambda k, v: object.__setattr__(self, k, v)
+        put("damping", _real("damping", self.damping, lo=0.0, hi=1.0, hi_open=True))
+        put("atol", _real("atol", self.atol, lo=0.0, lo_open=True))
+        put("max_iter", _int("max_iter", self.max_iter, lo=1))
+        put("n_gh", _int("n_gh", self.n_gh, lo=2, hi=200))
+        put("n_inner", _int("n_inner", self.n_inner, lo=2))
+        _str_choice("on_fail", self.on_fail, ("raise", "warn"))
+        _str_choice("method", self.method, ("accelerated", "damped", "anderson"))
+        _str_choice("errors", self.errors, ("linearised", "resolve"))
+
+def _options(options, knobs):
+    "NishimoriOptions from an options object (or None) and keyword knobs, which take precedence."
+    if options is not None and not isinstance(options, NishimoriOptions):
+        raise ParameterTypeError("options must be a NishimoriOptions or None, got "
+                                 f"{type(options).__name__}")
+    base = {} if options is None else dict(options.__dict__)
+    unknown = sorted(set(knobs) - set(NishimoriOptions.__dataclass_fields__))
+    if unknown:
+        raise ParameterTypeError(f"{unknown[0]} is not a keyword of bayes_optimal_error (solver "
+                                 "knobs: "
+                                 f"{list(NishimoriOptions.__dataclass_fields__)})")
+    return NishimoriOptions(**{**base, **knobs})
+
+# %% ../../nbs/02c_slr_bayes_optimal.ipynb #bo-blocks
+def _block_errors(model, alpha, sol, S, T, n_blocks, opt, kw, phi):
+    "Standard errors of (q_k, q_v, error, phi) over independent blocks (nan without blocks)."
+    se = {"q_k": math.nan, "q_v": math.nan, "error": math.nan, "phi": math.nan}
+    if not n_blocks: return se
+    rows = (_linear_blocks(model, alpha, sol, T, n_blocks, opt.n_gh) if opt.errors == "linearised"
+            else _resolved_blocks(model, alpha, sol, S, T, n_blocks, kw))
+    with np.errstate(invalid="ignore"):
+        sd = rows.std(0, ddof=1) / math.sqrt(n_blocks)
+    se = dict(zip(("q_k", "q_v", "error", "phi"), map(float, sd)))
+    if math.isinf(phi): se["phi"] = math.nan
+    return se
+
+def _check_bo(model, alpha, n_mc, seed, q0, init, n_blocks, opt):
+    "The entry checks of `bayes_optimal_error`; returns (alpha, n_mc, n_blocks, q0, given)."
+    _check_model(model)
+    alpha = _real("alpha", alpha, lo=0.0, hi=_ALPHA_MAX, lo_open=True)
+    n_mc = _int("n_mc", n_mc, lo=100); _seed("seed", seed)
+    _str_choice("init", init, tuple(_INITS))
+    # run-time estimate: ~5 s at n_mc = 20000, L = 3, n_inner = 64 (measured, one core)
+    check_seconds("n_mc, n_inner", 1e-4 * n_mc * model.L_max * max(opt.n_inner, 16) / 64)
+    n_blocks = _int("n_blocks", n_blocks, lo=0, hi=n_mc // 50)
+    if n_blocks == 1: raise ValueError("n_blocks must be 0 or an integer in [2, n_mc/50], got 1")
+    given = q0 is not None
+    q0 = _check_q0(q0) if given else _start(model, alpha, init)
+    if model.is_noiseless_limit:
+        check_memory("n_mc * L^2 * n_gh", 8.0 * min(n_mc, 20_000) * model.L_max**2 * opt.n_gh * 6)
+    return alpha, n_mc, n_blocks, q0, given
+
 # %% ../../nbs/02c_slr_bayes_optimal.ipynb #4f714689
 @renamed_params(mc_seed="seed")
 def bayes_optimal_error(model:SLRModel, # SpikedSLR or MaxSLR
                         alpha:float, # sample ratio N/D > 0
                         n_mc:int=20_000, # Monte Carlo samples (common random numbers)
                         seed=0, # seed of the Monte Carlo sample (`mc_seed`: deprecated alias)
-                        damping:float=0.0, # weight on the old iterate
-                        atol:float=1e-7, # tolerance on the undamped residual of log(1 - q)
-                        max_iter:int=2000, # maximum iterations
-                        on_fail:str="raise", # "raise" or "warn"
-                        n_gh:int=16, # Gauss-Hermite nodes (max-SLR at nu = inf)
-                        n_inner:int=64, # inner draws per block (max-SLR at finite nu): scrambled Sobol, one scrambling per block
                         q0=None, # start (q_k, q_v) in (0, 1)^2; overrides `init`
                         *,
-                        init:str="uninformed", # "uninformed" (q = 1e-3) or "informed" (q = 1 - 1e-3; v at perfect recovery if Delta = 0 < alpha - 1)
+                        init:str="uninformed", # "uninformed" (q = 1e-3) or "informed" (q = 1 -
+                                               # 1e-3)
                         n_blocks:int=4, # independent blocks for the standard errors (0: none)
-                        method:str="accelerated", # "accelerated" (Anderson near the end, stable fixed points only), "damped" (plain), "anderson"
-                        errors:str="linearised", # block errors: "linearised" fixed point (one Jacobian) or "resolve" on every block
+                        options:NishimoriOptions|None=None, # solver knobs (None: the defaults)
+                        **knobs, # single knobs by name (damping, atol, ...: see NishimoriOptions)
                        ) -> BayesOptimalResult:
-    "One fixed point of the Nishimori RS equations (diagonal q), its Bayes-optimal error and free entropy."
-    _check_model(model)
-    alpha = _real("alpha", alpha, lo=0.0, lo_open=True)
-    n_mc = _int("n_mc", n_mc, lo=100); _seed("seed", seed)
-    if not isinstance(init, str): raise ParameterTypeError(f"init must be a string, got {type(init).__name__}")
-    check_choice("init", init, tuple(_INITS))
-    n_gh = _int("n_gh", n_gh, lo=2, hi=200); n_inner = _int("n_inner", n_inner, lo=2)
-    # run-time estimate: ~5 s at n_mc = 20000, L = 3, n_inner = 64 (measured, one core)
-    check_seconds("n_mc, n_inner", 1e-4 * n_mc * model.L_max * max(n_inner, 16) / 64)
-    n_blocks = _int("n_blocks", n_blocks, lo=0, hi=n_mc // 50)
-    if n_blocks == 1: raise ValueError("n_blocks must be 0 or an integer in [2, n_mc/50], got 1")
-    for name, v, ok in (("method", method, ("accelerated", "damped", "anderson")), ("errors", errors, ("linearised", "resolve"))):
-        if not isinstance(v, str): raise ParameterTypeError(f"{name} must be a string, got {type(v).__name__}")
-        check_choice(name, v, ok)
-    given = q0 is not None
-    q0 = _check_q0(q0) if given else _start(model, alpha, init)
-    if model.kind == "max" and np.isinf(model.nu): check_memory("n_mc * L^2 * n_gh", 8.0 * min(n_mc, 20_000) * model.L_max**2 * n_gh * 6)
+    """One fixed point of the Nishimori RS equations (diagonal q), its Bayes-optimal error, free
+    entropy.
+
+    Parameters
+    ----------
+    model : SLRModel
+        SpikedSLR or MaxSLR
+    alpha : float
+        sample ratio N/D > 0
+    n_mc : int, default 20000
+        Monte Carlo samples (common random numbers)
+    seed : default 0
+        seed of the Monte Carlo sample (`mc_seed`: deprecated alias)
+    q0 : default None
+        start (q_k, q_v) in (0, 1)^2; overrides `init`
+    init : str, default 'uninformed'
+        "uninformed" (q = 1e-3) or "informed" (q = 1 - 1e-3)
+    n_blocks : int, default 4
+        independent blocks for the standard errors (0: none)
+    options : NishimoriOptions | None, default None
+        solver knobs (None: the defaults)
+    **knobs
+        single knobs by name (damping, atol, ...: see NishimoriOptions)
+    """
+    opt = _options(options, knobs)
+    alpha, n_mc, n_blocks, q0, given = _check_bo(model, alpha, n_mc, seed, q0, init, n_blocks, opt)
     gS, gT = spawn(seed, 2)
-    S = nishimori_sample(model, n_mc, gS, n_inner, max(n_blocks, 1)); T = nishimori_sample(model, n_mc, gT, n_inner, max(n_blocks, 1))
+    S = nishimori_sample(model, n_mc, gS, opt.n_inner, max(n_blocks, 1))
+    T = nishimori_sample(model, n_mc, gT, opt.n_inner, max(n_blocks, 1))
     T.xi = S.xi
-    kw = dict(n_gh=n_gh, damping=damping, atol=atol, max_iter=max_iter, method=method)
-    sol = _solve(model, alpha, S, q0, on_fail=on_fail, **kw)
-    q, qhat, psi, res = sol.q, sol.qhat, sol.psi, sol.res
+    kw = {"n_gh": opt.n_gh, "damping": opt.damping, "atol": opt.atol, "max_iter": opt.max_iter,
+          "method": opt.method}
+    sol = _solve(model, alpha, S, q0, on_fail=opt.on_fail, **kw)
+    q, res = sol.q, sol.res
     perfect = _perfect(model, q)
-    err, emc, emc_se = _bo_error(model, q, T, n_gh)
-    phi = _phi(q, qhat, alpha, psi, perfect)
-    se = dict(q_k=math.nan, q_v=math.nan, error=math.nan, phi=math.nan)
-    if n_blocks:
-        rows = (_linear_blocks(model, alpha, sol, T, n_blocks, n_gh) if errors == "linearised"
-                else _resolved_blocks(model, alpha, sol, S, T, n_blocks, kw))
-        with np.errstate(invalid="ignore"):
-            sd = rows.std(0, ddof=1) / math.sqrt(n_blocks)
-        se = dict(zip(("q_k", "q_v", "error", "phi"), map(float, sd)))
-        if math.isinf(phi): se["phi"] = math.nan
-    method_name = "closed channel" if model.kind == "spiked" else ("gauss-hermite" if np.isinf(model.nu) else "monte carlo")
-    return BayesOptimalResult(alpha, float(q[0]), 1.0 if perfect else float(q[1]), float(qhat[0]), float(qhat[1]),
-                              float(err), se["error"], emc, emc_se, float(err) - model.noise**2, phi, se["phi"],
-                              se["q_k"], se["q_v"], bool(perfect), "q0" if given else init, method_name,
-                              bool(res.converged), int(res.n_iter), float(res.residual), n_mc, seed, n_blocks, sol.rho)
+    err, emc, emc_se = _bo_error(model, q, T, opt.n_gh)
+    phi = _phi(q, sol.qhat, alpha, sol.psi, perfect)
+    se = _block_errors(model, alpha, sol, S, T, n_blocks, opt, kw, phi)
+    return BayesOptimalResult(
+        alpha,
+        float(q[0]),
+        1.0 if perfect else float(q[1]),
+        float(sol.qhat[0]),
+        float(sol.qhat[1]),
+        float(err),
+        se["error"],
+        emc,
+        emc_se,
+        float(err) - model.noise**2,
+        phi,
+        se["phi"],
+        se["q_k"],
+        se["q_v"],
+        bool(perfect),
+        "q0" if given else init,
+        model.channel_method,
+        bool(res.converged),
+        int(res.n_iter),
+        float(res.residual),
+        n_mc,
+        seed,
+        n_blocks,
+        sol.rho,
+    )
 
 # %% ../../nbs/02c_slr_bayes_optimal.ipynb #a87902dd
 @dataclass
 class BayesBranches:
-    "Both fixed points of the Nishimori equations at one alpha, their free entropies and the equilibrium."
+    """Both fixed points of the Nishimori equations at one alpha, their free entropies and the
+    equilibrium.
+
+    Parameters
+    ----------
+    model : SLRModel
+        the data model
+    alpha : float
+        sample ratio
+    uninformed : BayesOptimalResult
+        fixed point reached from q near 0 (what GAMP reaches from a
+    informed : BayesOptimalResult
+        fixed point reached from q near 1
+    coexist : bool
+        the two fixed points differ (beyond 5 standard errors and 1e-5)
+    equilibrium : str
+        "uninformed" or "informed": larger free entropy ("uninformed" when they
+    hard : bool
+        coexisting branches with the informed one the equilibrium: efficient algorithms are
+    """
     model: SLRModel # the data model
     alpha: float # sample ratio
-    uninformed: BayesOptimalResult # fixed point reached from q near 0 (what GAMP reaches from a random start)
+    uninformed: BayesOptimalResult # fixed point reached from q near 0 (what GAMP reaches from a
+                                   # random start)
     informed: BayesOptimalResult # fixed point reached from q near 1
     coexist: bool # the two fixed points differ (beyond 5 standard errors and 1e-5)
-    equilibrium: str # "uninformed" or "informed": larger free entropy ("uninformed" when they coincide)
-    hard: bool # coexisting branches with the informed one the equilibrium: efficient algorithms are suboptimal here
+    equilibrium: str # "uninformed" or "informed": larger free entropy ("uninformed" when they
+                     # coincide)
+    hard: bool # coexisting branches with the informed one the equilibrium: efficient algorithms are
+               # suboptimal here
 
     @property
     def bayes(self) -> BayesOptimalResult:
@@ -519,14 +1072,39 @@ class BayesBranches:
         return getattr(self, self.equilibrium)
 
     def as_dict(self) -> dict:
-        "A flat row: model, alpha, then u_* (uninformed) and i_* (informed) columns, coexist, equilibrium, hard."
-        keys = ("q_k", "q_v", "q_k_se", "q_v_se", "error", "error_se", "phi", "phi_se", "perfect_v", "converged", "n_iter")
-        row = dict(model=repr(self.model), kind=self.model.kind, L=self.model.L_max, nu=self.model.nu,
-                   noise=self.model.noise, alpha=self.alpha)
+        ("A flat row: model, alpha, then u_* (uninformed) and i_* (informed) columns, coexist, "
+         "equilibrium, hard.")
+        keys = (
+            "q_k",
+            "q_v",
+            "q_k_se",
+            "q_v_se",
+            "error",
+            "error_se",
+            "phi",
+            "phi_se",
+            "perfect_v",
+            "converged",
+            "n_iter",
+        )
+        row = {
+            "model": repr(self.model),
+            "kind": self.model.kind,
+            "L": self.model.L_max,
+            "nu": self.model.nu,
+            "noise": self.model.noise,
+            "alpha": self.alpha,
+        }
         for p, r in (("u_", self.uninformed), ("i_", self.informed)):
             row.update({p + k: getattr(r, k) for k in keys})
-        row.update(coexist=self.coexist, equilibrium=self.equilibrium, hard=self.hard,
-                   error_bayes=self.bayes.error, n_mc=self.uninformed.n_mc, mc_seed=str(self.uninformed.mc_seed))
+        row.update(
+            coexist=self.coexist,
+            equilibrium=self.equilibrium,
+            hard=self.hard,
+            error_bayes=self.bayes.error,
+            n_mc=self.uninformed.n_mc,
+            mc_seed=str(self.uninformed.mc_seed),
+        )
         return row
 
 def _compare(u, i):
@@ -541,7 +1119,8 @@ def _compare(u, i):
 def bayes_optimal_branches(model:SLRModel, # SpikedSLR or MaxSLR
                            alpha:float, # sample ratio N/D > 0
                            *,
-                           n_mc:int=20_000, # Monte Carlo samples (common random numbers, shared by both branches)
+                           n_mc:int=20_000, # Monte Carlo samples (common random numbers, shared by
+                                            # both branches)
                            seed=0, # seed (`mc_seed`: deprecated alias)
                            n_blocks:int=4, # independent blocks for the standard errors
                            n_gh:int=16, # Gauss-Hermite nodes (max-SLR at nu = inf)
@@ -549,103 +1128,218 @@ def bayes_optimal_branches(model:SLRModel, # SpikedSLR or MaxSLR
                            atol:float=1e-7, # tolerance on the undamped residual of log(1 - q)
                            max_iter:int=2000, # maximum iterations per branch
                            on_fail:str="raise", # "raise" or "warn"
-                           method:str="accelerated", # fixed-point method (see `bayes_optimal_error`)
+                           method:str="accelerated", # fixed-point method (see
+                                                     # `bayes_optimal_error`)
                            errors:str="linearised", # block errors (see `bayes_optimal_error`)
                           ) -> BayesBranches:
-    "Uninformed and informed fixed points, their free entropies Phi, and which one is the equilibrium."
-    kw = dict(n_mc=n_mc, seed=seed, n_blocks=n_blocks, n_gh=n_gh, n_inner=n_inner, atol=atol,
-              max_iter=max_iter, on_fail=on_fail, method=method, errors=errors)
+    """Uninformed and informed fixed points, their free entropies Phi, and which one is the
+    equilibrium.
+
+    Parameters
+    ----------
+    model : SLRModel
+        SpikedSLR or MaxSLR
+    alpha : float
+        sample ratio N/D > 0
+    n_mc : int, default 20000
+        Monte Carlo samples (common random numbers, shared by both branches)
+    seed : default 0
+        seed (`mc_seed`: deprecated alias)
+    n_blocks : int, default 4
+        independent blocks for the standard errors
+    n_gh : int, default 16
+        Gauss-Hermite nodes (max-SLR at nu = inf)
+    n_inner : int, default 64
+        inner draws per block (max-SLR at finite nu)
+    atol : float, default 1e-07
+        tolerance on the undamped residual of log(1 - q)
+    max_iter : int, default 2000
+        maximum iterations per branch
+    on_fail : str, default 'raise'
+        "raise" or "warn"
+    method : str, default 'accelerated'
+        fixed-point method (see `bayes_optimal_error`)
+    errors : str, default 'linearised'
+        block errors (see `bayes_optimal_error`)
+    """
+    kw = {"n_mc": n_mc, "seed": seed, "n_blocks": n_blocks, "n_gh": n_gh, "n_inner": n_inner,
+          "atol": atol, "max_iter": max_iter, "on_fail": on_fail, "method": method,
+          "errors": errors}
     u = bayes_optimal_error(model, alpha, init="uninformed", **kw)
     i = bayes_optimal_error(model, alpha, init="informed", **kw)
     return BayesBranches(model, u.alpha, u, i, *_compare(u, i))
 
-# %% ../../nbs/02c_slr_bayes_optimal.ipynb #24a9ccf2
-@dataclass
-class PhaseDiagram:
-    "Both branches along a grid of alpha (continuation up from uninformed, down from informed) and the transitions."
-    model: SLRModel # the data model
-    rows: list # one dict per alpha: q, error, phi of each branch, coexist, equilibrium, hard
-    alpha_spinodal_informed: float # lowest grid alpha where the informed branch differs from the uninformed (nan: never)
-    alpha_spinodal_uninformed: float # highest grid alpha where the uninformed branch differs from the informed (nan: never)
-    alpha_it: float # information-theoretic transition: Phi_informed = Phi_uninformed (linear interpolation; nan: none)
-    alpha_pr_it: float # first grid alpha where the equilibrium recovers v* exactly (Delta = 0; nan: none)
-    alpha_pr_alg: float # first grid alpha where the uninformed branch recovers v* exactly (nan: none)
-    hard_phase: tuple | None # (alpha_it, alpha_spinodal_uninformed): where GAMP is suboptimal; None if empty
+# %% ../../nbs/02c_slr_bayes_optimal.ipynb #phase-helpers
+def _branch(model, alphas, S, T, order, q0, kw):
+    "One branch along the alphas in `order`, warm-started from the previous converged point."
+    out = {}
+    for j in order:
+        if q0[1] == 1 - _VMIN and not alphas[j] > 1:
+            q0 = np.array([q0[0], _INITS["informed"][1]])  # leave perfect recovery
+        sol = _solve(model, alphas[j], S, q0, **kw)
+        q, res = sol.q, sol.res
+        pf = _perfect(model, q)
+        out[j] = {"q_k": float(q[0]), "q_v": 1.0 if pf else float(q[1]),
+                      "error": _bo_error(model, q, T, kw["n_gh"])[0],
+                      "phi": _phi(q, sol.qhat, alphas[j], sol.psi, pf), "perfect_v": bool(pf),
+                      "converged": bool(res.converged)}
+        if res.converged: q0 = np.clip(q, 1e-12, 1 - _VMIN)
+    return out
 
-    def as_dict(self) -> dict:
-        "The transitions as a flat row."
-        lo, hi = self.hard_phase or (math.nan, math.nan)
-        return dict(model=repr(self.model), alpha_spinodal_informed=self.alpha_spinodal_informed,
-                    alpha_spinodal_uninformed=self.alpha_spinodal_uninformed, alpha_it=self.alpha_it,
-                    alpha_pr_it=self.alpha_pr_it, alpha_pr_alg=self.alpha_pr_alg, hard=self.hard_phase is not None,
-                    hard_lo=lo, hard_hi=hi, alpha_min=self.rows[0]["alpha"], alpha_max=self.rows[-1]["alpha"],
-                    n_alpha=len(self.rows))
+def _phase_row(a, u, i, atol):
+    "One row of the phase diagram: both branches, coexistence and the equilibrium."
+    gap = max(abs(u["q_k"] - i["q_k"]), abs(u["q_v"] - i["q_v"]))
+    co = bool(gap > 10 * atol + 1e-5 or u["perfect_v"] != i["perfect_v"])
+    eq = "informed" if co and i["phi"] > u["phi"] else "uninformed"
+    return dict(alpha=a, **{"u_" + k: v for k, v in u.items()},
+                **{"i_" + k: v for k, v in i.items()}, coexist=co, equilibrium=eq,
+                hard=co and eq == "informed",
+                error_bayes=(i if eq == "informed" else u)["error"])
 
-@renamed_params(mc_seed="seed")
-def bayes_phase_diagram(model:SLRModel, # SpikedSLR or MaxSLR (the family member: kind, L, nu, Delta)
-                        alphas, # increasing grid of sample ratios > 0
-                        *,
-                        n_mc:int=20_000, # Monte Carlo samples (common to all alphas and both branches)
-                        seed=0, # seed (`mc_seed`: deprecated alias)
-                        n_gh:int=16, # Gauss-Hermite nodes (max-SLR at nu = inf)
-                        n_inner:int=64, # inner draws per group (max-SLR at finite nu)
-                        n_groups:int=4, # independent sets of inner draws (as the 4 blocks of `bayes_optimal_error`)
-                        atol:float=1e-7, # tolerance on the undamped residual of log(1 - q)
-                        max_iter:int=2000, # maximum iterations per point
-                        method:str="accelerated", # fixed-point method (see `bayes_optimal_error`)
-                       ) -> PhaseDiagram:
-    "Scan alpha up (uninformed branch) and down (informed branch) with warm starts; locate spinodals and transitions."
-    _check_model(model)
-    if isinstance(alphas, (str, bytes)) or not hasattr(alphas, "__len__"):
-        raise TypeError(f"alphas must be a sequence of numbers, got {type(alphas).__name__}")
-    alphas = [_real("alphas[i]", a, lo=0.0, lo_open=True) for a in alphas]
-    if len(alphas) < 2 or np.any(np.diff(alphas) <= 0): raise ValueError("alphas must be an increasing sequence of at least 2 values")
-    n_mc = _int("n_mc", n_mc, lo=100); _seed("seed", seed)
-    if not isinstance(method, str): raise ParameterTypeError(f"method must be a string, got {type(method).__name__}")
-    check_choice("method", method, ("accelerated", "damped", "anderson"))
-    gS, gT = spawn(seed, 2)
-    n_groups = _int("n_groups", n_groups, lo=1, hi=n_mc // 50); n_inner = _int("n_inner", n_inner, lo=1)
-    check_seconds("n_mc, n_inner, alphas", 0.5 * len(alphas) * 1e-4 * n_mc * model.L_max * max(n_inner, 16) / 64)   # measured: 1.5 s for 4 alphas at n_mc = 4000, L = 3
-    S = nishimori_sample(model, n_mc, gS, n_inner, n_groups); T = nishimori_sample(model, n_mc, gT, n_inner, n_groups); T.xi = S.xi
-    kw = dict(n_gh=n_gh, damping=0.0, atol=atol, max_iter=max_iter, method=method, on_fail="warn")
-    def branch(order, q0):
-        out = {}
-        for j in order:
-            if q0[1] == 1 - _VMIN and not alphas[j] > 1: q0 = np.array([q0[0], _INITS["informed"][1]])  # leave perfect recovery
-            sol = _solve(model, alphas[j], S, q0, **kw)
-            q, qh, psi, res = sol.q, sol.qhat, sol.psi, sol.res
-            pf = _perfect(model, q)
-            out[j] = dict(q_k=float(q[0]), q_v=1.0 if pf else float(q[1]), error=_bo_error(model, q, T, n_gh)[0],
-                          phi=_phi(q, qh, alphas[j], psi, pf), perfect_v=bool(pf), converged=bool(res.converged))
-            if res.converged: q0 = np.clip(q, 1e-12, 1 - _VMIN)
-        return out
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        up = branch(range(len(alphas)), np.asarray(_INITS["uninformed"]))
-        down = branch(range(len(alphas) - 1, -1, -1), _start(model, alphas[-1], "informed"))
-    rows = []
-    for j, a in enumerate(alphas):
-        u, i = up[j], down[j]
-        gap = max(abs(u["q_k"] - i["q_k"]), abs(u["q_v"] - i["q_v"]))
-        co = bool(gap > 10 * atol + 1e-5 or u["perfect_v"] != i["perfect_v"])
-        eq = "informed" if co and i["phi"] > u["phi"] else "uninformed"
-        rows.append(dict(alpha=a, **{"u_" + k: v for k, v in u.items()}, **{"i_" + k: v for k, v in i.items()},
-                         coexist=co, equilibrium=eq, hard=co and eq == "informed",
-                         error_bayes=(i if eq == "informed" else u)["error"]))
-    co = [r["alpha"] for r in rows if r["coexist"]]
-    sp_i, sp_u = (co[0], co[-1]) if co else (math.nan, math.nan)
-    ait = math.nan
-    for r0, r1 in zip(rows, rows[1:]):
+def _alpha_it(rows):
+    "Information-theoretic transition: Phi_informed = Phi_uninformed (linear interpolation)."
+    for r0, r1 in itertools.pairwise(rows):
         if not r1["coexist"]: continue
         d1 = r1["i_phi"] - r1["u_phi"]
         d0 = (r0["i_phi"] - r0["u_phi"]) if r0["coexist"] else -math.inf
         if d1 > 0 and not d0 > 0:
-            ait = r1["alpha"] if not (math.isfinite(d0) and math.isfinite(d1)) else \
-                  r0["alpha"] + (r1["alpha"] - r0["alpha"]) * (-d0) / (d1 - d0)
-            break
-    if math.isnan(ait) and rows[0]["coexist"] and rows[0]["i_phi"] > rows[0]["u_phi"]: ait = rows[0]["alpha"]
+            if not (math.isfinite(d0) and math.isfinite(d1)): return r1["alpha"]
+            return r0["alpha"] + (r1["alpha"] - r0["alpha"]) * (-d0) / (d1 - d0)
+    if rows[0]["coexist"] and rows[0]["i_phi"] > rows[0]["u_phi"]: return rows[0]["alpha"]
+    return math.nan
+
+# %% ../../nbs/02c_slr_bayes_optimal.ipynb #24a9ccf2
+@dataclass
+class PhaseDiagram:
+    """Both branches along a grid of alpha (continuation up from uninformed, down from informed) and
+    the transitions.
+
+    Parameters
+    ----------
+    model : SLRModel
+        the data model
+    rows : list
+        one dict per alpha: q, error, phi of each branch, coexist, equilibrium, hard
+    alpha_spinodal_informed : float
+        lowest grid alpha where the informed branch differs from the
+    alpha_spinodal_uninformed : float
+        highest grid alpha where the uninformed branch differs from
+    alpha_it : float
+        information-theoretic transition: Phi_informed = Phi_uninformed (linear
+    alpha_pr_it : float
+        first grid alpha where the equilibrium recovers v* exactly (Delta = 0; nan:
+    alpha_pr_alg : float
+        first grid alpha where the uninformed branch recovers v* exactly (nan:
+    hard_phase : tuple | None
+        (alpha_it, alpha_spinodal_uninformed): where GAMP is suboptimal; None
+    """
+    model: SLRModel # the data model
+    rows: list # one dict per alpha: q, error, phi of each branch, coexist, equilibrium, hard
+    alpha_spinodal_informed: float # lowest grid alpha where the informed branch differs from the
+                                   # uninformed (nan: never)
+    alpha_spinodal_uninformed: float # highest grid alpha where the uninformed branch differs from
+                                     # the informed (nan: never)
+    alpha_it: float # information-theoretic transition: Phi_informed = Phi_uninformed (linear
+                    # interpolation; nan: none)
+    alpha_pr_it: float # first grid alpha where the equilibrium recovers v* exactly (Delta = 0; nan:
+                       # none)
+    alpha_pr_alg: float # first grid alpha where the uninformed branch recovers v* exactly (nan:
+                        # none)
+    hard_phase: tuple | None # (alpha_it, alpha_spinodal_uninformed): where GAMP is suboptimal; None
+                             # if empty
+
+    def as_dict(self) -> dict:
+        "The transitions as a flat row."
+        lo, hi = self.hard_phase or (math.nan, math.nan)
+        return {
+            "model": repr(self.model),
+            "alpha_spinodal_informed": self.alpha_spinodal_informed,
+            "alpha_spinodal_uninformed": self.alpha_spinodal_uninformed,
+            "alpha_it": self.alpha_it,
+            "alpha_pr_it": self.alpha_pr_it,
+            "alpha_pr_alg": self.alpha_pr_alg,
+            "hard": self.hard_phase is not None,
+            "hard_lo": lo,
+            "hard_hi": hi,
+            "alpha_min": self.rows[0]["alpha"],
+            "alpha_max": self.rows[-1]["alpha"],
+            "n_alpha": len(self.rows),
+        }
+
+@renamed_params(mc_seed="seed")
+def bayes_phase_diagram(model:SLRModel, # SpikedSLR or MaxSLR (the family member: L, nu, Delta)
+                        alphas, # increasing grid of sample ratios > 0
+                        *,
+                        n_mc:int=20_000, # Monte Carlo samples (common to all alphas and both
+                                         # branches)
+                        seed=0, # seed (`mc_seed`: deprecated alias)
+                        n_gh:int=16, # Gauss-Hermite nodes (max-SLR at nu = inf)
+                        n_inner:int=64, # inner draws per group (max-SLR at finite nu)
+                        n_groups:int=4, # independent sets of inner draws (as the 4 blocks of
+                                        # `bayes_optimal_error`)
+                        atol:float=1e-7, # tolerance on the undamped residual of log(1 - q)
+                        max_iter:int=2000, # maximum iterations per point
+                        method:str="accelerated", # fixed-point method (see `bayes_optimal_error`)
+                       ) -> PhaseDiagram:
+    """Scan alpha up (uninformed branch) and down (informed branch) with warm starts; locate
+    spinodals and transitions.
+
+    Parameters
+    ----------
+    model : SLRModel
+        SpikedSLR or MaxSLR (the family member: L, nu, Delta)
+    alphas
+        increasing grid of sample ratios > 0
+    n_mc : int, default 20000
+        Monte Carlo samples (common to all alphas and both branches)
+    seed : default 0
+        seed (`mc_seed`: deprecated alias)
+    n_gh : int, default 16
+        Gauss-Hermite nodes (max-SLR at nu = inf)
+    n_inner : int, default 64
+        inner draws per group (max-SLR at finite nu)
+    n_groups : int, default 4
+        independent sets of inner draws (as the 4 blocks of `bayes_optimal_error`)
+    atol : float, default 1e-07
+        tolerance on the undamped residual of log(1 - q)
+    max_iter : int, default 2000
+        maximum iterations per point
+    method : str, default 'accelerated'
+        fixed-point method (see `bayes_optimal_error`)
+    """
+    _check_model(model)
+    if isinstance(alphas, (str, bytes)) or not hasattr(alphas, "__len__"):
+        raise TypeError(f"alphas must be a sequence of numbers, got {type(alphas).__name__}")
+    alphas = [_real("alphas[i]", a, lo=0.0, hi=_ALPHA_MAX, lo_open=True) for a in alphas]
+    if len(alphas) < 2 or np.any(np.diff(alphas) <= 0):
+        raise ValueError("alphas must be an increasing sequence of at least 2 values")
+    n_mc = _int("n_mc", n_mc, lo=100); _seed("seed", seed)
+    if not isinstance(method, str):
+        raise ParameterTypeError(f"method must be a string, got {type(method).__name__}")
+    check_choice("method", method, ("accelerated", "damped", "anderson"))
+    gS, gT = spawn(seed, 2)
+    n_groups = _int("n_groups", n_groups, lo=1, hi=n_mc // 50)
+    n_inner = _int("n_inner", n_inner, lo=1)
+    check_seconds(
+        "n_mc, n_inner, alphas",
+        0.5 * len(alphas) * 1e-4 * n_mc * model.L_max * max(n_inner, 16) / 64,
+    )  # measured: 1.5 s for 4 alphas at n_mc = 4000, L = 3
+    S = nishimori_sample(model, n_mc, gS, n_inner, n_groups)
+    T = nishimori_sample(model, n_mc, gT, n_inner, n_groups)
+    T.xi = S.xi
+    kw = {"n_gh": n_gh, "damping": 0.0, "atol": atol, "max_iter": max_iter, "method": method,
+          "on_fail": "warn"}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        up = _branch(model, alphas, S, T, range(len(alphas)), np.asarray(_INITS["uninformed"]), kw)
+        down = _branch(model, alphas, S, T, range(len(alphas) - 1, -1, -1),
+                       _start(model, alphas[-1], "informed"), kw)
+    rows = [_phase_row(a, up[j], down[j], atol) for j, a in enumerate(alphas)]
+    co = [r["alpha"] for r in rows if r["coexist"]]
+    sp_i, sp_u = (co[0], co[-1]) if co else (math.nan, math.nan)
+    ait = _alpha_it(rows)
     first = lambda key: next((r["alpha"] for r in rows if key(r)), math.nan)
-    pr_it = first(lambda r: (r["i_perfect_v"] if r["equilibrium"] == "informed" else r["u_perfect_v"]))
+    pr_it = first(lambda r: r["i_perfect_v" if r["equilibrium"] == "informed" else "u_perfect_v"])
     pr_alg = first(lambda r: r["u_perfect_v"])
     hard = (ait, sp_u) if (math.isfinite(ait) and any(r["hard"] for r in rows)) else None
     return PhaseDiagram(model, rows, sp_i, sp_u, ait, pr_it, pr_alg, hard)

@@ -6,19 +6,29 @@
 from __future__ import annotations
 import math
 import numbers
-from dataclasses import dataclass
+from dataclasses import FrozenInstanceError, dataclass
 import numpy as np
 from ..core import check_real, check_int, as_generator, spawn, check_array, check_memory
 
 # %% auto #0
-__all__ = ['parse_lengths', 'teacher', 'Projections', 'SLRData', 'SLRModel', 'SpikedSLR', 'MaxSLR']
+__all__ = ['parse_lengths', 'teacher', 'Projections', 'SLRData', 'SLRModel', 'check_model',
+           'SpikedSLR', 'MaxSLR']
 
 # %% ../../nbs/01a_slr_models.ipynb #ca4c2886
 def parse_lengths(L, # an int >= 1 or a dict {length: probability}
                  ) -> dict:
-    "Validate a sequence length or a length distribution; return `{length: probability}` sorted by length."
+    """Validate a sequence length or a length distribution; return `{length: probability}` by
+    length.
+
+    Parameters
+    ----------
+    L
+        an int >= 1 or a dict {length: probability}
+    """
     if isinstance(L, dict):
-        if len(L) == 0: raise ValueError("L must be an int >= 1 or a non-empty dict {length: probability}, got {}")
+        if len(L) == 0:
+            raise ValueError("L must be an int >= 1 or a non-empty dict "
+                             "{length: probability}, got {}")
         out = {}
         for l, p in L.items():
             l = check_int("L (a length of the distribution)", l, lo=1)
@@ -26,17 +36,27 @@ def parse_lengths(L, # an int >= 1 or a dict {length: probability}
             if p > 0: out[l] = out.get(l, 0.0) + p
         tot = sum(out.values())
         if not out or abs(tot - 1.0) > 1e-9:
-            raise ValueError(f"L must be a length distribution whose probabilities sum to 1, got sum {tot!r}")
+            raise ValueError(f"L must be a length distribution whose probabilities sum to 1, "
+                             f"got sum {tot!r}")
         return {l: out[l] / tot for l in sorted(out)}
     if not isinstance(L, numbers.Integral) or isinstance(L, (bool, np.bool_)):
-        raise TypeError(f"L must be an int >= 1 or a dict {{length: probability}}, got {type(L).__name__}")
+        raise TypeError(f"L must be an int >= 1 or a dict {{length: probability}}, "
+                        f"got {type(L).__name__}")
     return {check_int("L", L, lo=1): 1.0}
 
 # %% ../../nbs/01a_slr_models.ipynb #5345065d
 def teacher(D:int, # dimension (>= 2)
             seed=None, # int or numpy Generator
            ) -> tuple:
-    "Orthonormal teacher directions `(k_star, v_star)`, each of norm sqrt(D)."
+    """Orthonormal teacher directions `(k_star, v_star)`, each of norm sqrt(D).
+
+    Parameters
+    ----------
+    D : int
+        dimension (>= 2)
+    seed : default None
+        int or numpy Generator
+    """
     D = check_int("D", D, lo=2)
     check_memory("D", 8.0 * 4 * D)
     G = as_generator(seed).standard_normal((D, 2))
@@ -47,13 +67,30 @@ def _check_teacher(k_star, v_star, D):
     k = check_array("k_star", k_star, shape=(D,)); v = check_array("v_star", v_star, shape=(D,))
     G = np.array([[k @ k, k @ v], [k @ v, v @ v]]) / D
     if not np.allclose(G, np.eye(2), atol=1e-8):
-        raise ValueError(f"k_star and v_star must be orthogonal with squared norm D, got Gram/D = {G.round(6).tolist()}")
+        raise ValueError(f"k_star and v_star must be orthogonal with squared norm D, "
+                         f"got Gram/D = {G.round(6).tolist()}")
     return k, v
 
 # %% ../../nbs/01a_slr_models.ipynb #dba7016a
 @dataclass
 class Projections:
-    "Low-dimensional projections of SLR samples (padded entries are 0)."
+    """Low-dimensional projections of SLR samples (padded entries are 0).
+
+    Parameters
+    ----------
+    chi_star : np.ndarray
+        (n, L_max) key projections x_l . k*/sqrt(D)
+    z_star : np.ndarray
+        (n, L_max) value projections x_l . v*/sqrt(D)
+    eps : np.ndarray
+        (n,) int hidden location in [0, length)
+    y : np.ndarray
+        (n,) labels z*_eps + noise * xi0
+    lengths : np.ndarray
+        (n,) int sequence lengths
+    mask : np.ndarray
+        (n, L_max) bool, True on real tokens
+    """
     chi_star: np.ndarray # (n, L_max) key projections x_l . k*/sqrt(D)
     z_star: np.ndarray # (n, L_max) value projections x_l . v*/sqrt(D)
     eps: np.ndarray # (n,) int hidden location in [0, length)
@@ -64,7 +101,25 @@ class Projections:
 # %% ../../nbs/01a_slr_models.ipynb #64607903
 @dataclass
 class SLRData:
-    "D-dimensional SLR samples with their teacher."
+    """D-dimensional SLR samples with their teacher.
+
+    Parameters
+    ----------
+    X : np.ndarray
+        (n, L_max, D) tokens, padded tokens are 0
+    mask : np.ndarray
+        (n, L_max) bool, True on real tokens
+    lengths : np.ndarray
+        (n,) int sequence lengths
+    eps : np.ndarray
+        (n,) int hidden location
+    y : np.ndarray
+        (n,) labels
+    k_star : np.ndarray
+        (D,) key direction, norm sqrt(D)
+    v_star : np.ndarray
+        (D,) value direction, norm sqrt(D), orthogonal to k_star
+    """
     X: np.ndarray # (n, L_max, D) tokens, padded tokens are 0
     mask: np.ndarray # (n, L_max) bool, True on real tokens
     lengths: np.ndarray # (n,) int sequence lengths
@@ -75,9 +130,21 @@ class SLRData:
 
 # %% ../../nbs/01a_slr_models.ipynb #02c002b8
 def _is_vector(value) -> bool:
-    "True for a per-position setting (sequence, array of rank >= 1, dict or callable), False for a scalar."
+    "True for a per-position setting (sequence, array, dict or callable), False for a scalar."
     if isinstance(value, (dict, list, tuple)) or callable(value): return True
     return isinstance(value, np.ndarray) and value.ndim > 0
+
+def _check_entries(label, v, what):
+    "The value checks of one per-position vector: a location law, strengths >= 0, or any bias."
+    if what == "prior":
+        if np.any(v <= 0):
+            raise ValueError(f"{label} must be positive at every position, got {v.tolist()}")
+        if abs(v.sum() - 1) > 1e-9:
+            raise ValueError(f"{label} must sum to 1 (a location law), got sum {float(v.sum())!r}")
+        v = v / v.sum()
+    if what == "nu" and np.any(v < 0):
+        raise ValueError(f"{label} must be >= 0 at every position, got {v.tolist()}")
+    return v
 
 def _per_position(name:str, # parameter name (for the messages)
                   value, # array of length L, dict {L: array}, or callable L -> array
@@ -88,28 +155,30 @@ def _per_position(name:str, # parameter name (for the messages)
     "Validate a per-position vector for every length: `{L: float array of length L}`."
     if isinstance(value, dict):
         extra = sorted(set(value) - set(lengths))
-        if extra: raise ValueError(f"{name} gives vectors for lengths {extra} that the length law does not have ({sorted(lengths)})")
+        if extra:
+            raise ValueError(f"{name} gives vectors for lengths {extra} that the length law does "
+                             f"not have ({sorted(lengths)})")
     out = {}
     for l in lengths:
         if isinstance(value, dict):
-            if l not in value: raise ValueError(f"{name} must give a vector for every length of the length law, missing L = {l}")
+            if l not in value:
+                raise ValueError(f"{name} must give a vector for every length of the length law, "
+                                 f"missing L = {l}")
             v = value[l]
         else: v = value(l) if callable(value) else value
         label = name if len(lengths) == 1 else f"{name} (length {l})"
         v = check_array(label, v, ndim=1)
-        if what != "prior" and len(v) == L_max and l < L_max: v = v[:l]   # absolute positions: a shorter sequence uses the first l
-        if len(v) != l: raise ValueError(f"{label} must have {l} entries, one per position of a length-{l} sequence, got {len(v)}")
-        if what == "prior":
-            if np.any(v <= 0): raise ValueError(f"{label} must be positive at every position, got {v.tolist()}")
-            if abs(v.sum() - 1) > 1e-9: raise ValueError(f"{label} must sum to 1 (a location law), got sum {float(v.sum())!r}")
-            v = v / v.sum()
-        if what == "nu" and np.any(v < 0): raise ValueError(f"{label} must be >= 0 at every position, got {v.tolist()}")
-        out[l] = v.copy()
+        # absolute positions: a shorter sequence uses the first l entries
+        if what != "prior" and len(v) == L_max and l < L_max: v = v[:l]
+        if len(v) != l:
+            raise ValueError(f"{label} must have {l} entries, one per position of a length-{l} "
+                             f"sequence, got {len(v)}")
+        out[l] = _check_entries(label, v, what).copy()
     return out
 
 # %% ../../nbs/01a_slr_models.ipynb #671e797f
 def _masked_softmax(logits, mask):
-    "Row-wise softmax over the entries where `mask` is True (others get exactly 0); handles +-inf logits."
+    "Row-wise softmax over the entries where `mask` is True (others get exactly 0); +-inf logits."
     z = np.where(mask, logits, -np.inf)
     zmax = np.max(z, axis=-1, keepdims=True)
     zmax = np.where(np.isfinite(zmax), zmax, 0.0)
@@ -126,22 +195,31 @@ def _key_of(d):
     "Hashable form of a per-length table {L: array}."
     return None if d is None else tuple((l, tuple(float(x) for x in v)) for l, v in d.items())
 
-class SLRModel:
-    "Common part of the SLR data models (use `SpikedSLR` or `MaxSLR`)."
-    kind = None
+def _frozen_table(d):
+    "A per-length table whose arrays cannot be written to (the model is immutable)."
+    for v in d.values(): v.flags.writeable = False
+    return d
+
+# %% ../../nbs/01a_slr_models.ipynb #slr-frozen
+class _Frozen:
+    "Immutable attributes: set once in the constructor (`_set`), never after."
+    def _set(self, **values):
+        for name, value in values.items(): object.__setattr__(self, name, value)
+
+    def __setattr__(self, name, value):
+        raise FrozenInstanceError(f"cannot assign to {name!r}: a {type(self).__name__} is "
+                                  f"immutable (build a new model instead)")
+
+    def __delattr__(self, name):
+        raise FrozenInstanceError(f"cannot delete {name!r}: a {type(self).__name__} is "
+                                  f"immutable")
+
+# %% ../../nbs/01a_slr_models.ipynb #slr-lengths
+class _PerPosition:
+    "The length law and the per-position tables of a model (location law, strengths, bias)."
     prior = None   # {L: location law pi} (None: uniform)
     nu_pos = None  # {L: per-position strengths nu_l} (None: the scalar nu)
     bias = None    # {L: positional bias b*} of max-SLR (None: no bias)
-    def __init__(self, L, # sequence length: int >= 1 or a dict {length: probability}
-                 nu:float, # signal strength nu >= 0
-                 noise:float=0.0, # label-noise standard deviation Delta >= 0
-                ):
-        self.length_probs = parse_lengths(L)
-        self.L_max = max(self.length_probs)
-        self.variable_length = len(self.length_probs) > 1
-        self.L = L if not isinstance(L, dict) else dict(self.length_probs)
-        self.nu = check_real("nu", nu, lo=0.0, allow_inf=(self.kind == "max"))
-        self.noise = check_real("noise", noise, lo=0.0)
 
     @property
     def mean_length(self) -> float:
@@ -150,86 +228,138 @@ class SLRModel:
 
     @property
     def positional(self) -> bool:
-        "True when the tokens are not exchangeable (a location prior, per-position strengths or a positional bias)."
+        "True when the tokens are not exchangeable (a location prior, per-position nu or a bias)."
         return self.prior is not None or self.nu_pos is not None or self.bias is not None
 
     def prior_of(self, l:int, # a length of the length law
                 ) -> np.ndarray:
-        "Location law of a length-l sequence in spiked-SLR (uniform without a prior)."
+        """Location law of a length-l sequence in spiked-SLR (uniform without a prior).
+
+        Parameters
+        ----------
+        l : int
+            a length of the length law
+        """
         self._check_len(l)
         return np.full(l, 1.0 / l) if self.prior is None else self.prior[l].copy()
 
     def nu_of(self, l:int, # a length of the length law
              ) -> np.ndarray:
-        "Per-position signal strengths nu_l of a length-l sequence."
+        """Per-position signal strengths nu_l of a length-l sequence.
+
+        Parameters
+        ----------
+        l : int
+            a length of the length law
+        """
         self._check_len(l)
         return np.full(l, float(self.nu)) if self.nu_pos is None else self.nu_pos[l].copy()
 
     def bias_of(self, l:int, # a length of the length law
                ) -> np.ndarray:
-        "Positional bias b* of a length-l sequence (zeros without a bias)."
+        """Positional bias b* of a length-l sequence (zeros without a bias).
+
+        Parameters
+        ----------
+        l : int
+            a length of the length law
+        """
         self._check_len(l)
         return np.zeros(l) if self.bias is None else self.bias[l].copy()
 
     def _check_len(self, l):
-        if l not in self.length_probs: raise ValueError(f"l must be a length of the length law {sorted(self.length_probs)}, got {l!r}")
+        if l not in self.length_probs:
+            raise ValueError(f"l must be a length of the length law {sorted(self.length_probs)}, "
+                             f"got {l!r}")
 
     def _table(self, fn):
-        "(L_max + 1, L_max) table whose row l holds fn(l) (zero-padded); rows of other lengths are 0."
+        "(L_max + 1, L_max) table whose row l holds fn(l) (zero-padded); other rows are 0."
         T = np.zeros((self.L_max + 1, self.L_max))
         for l in self.length_probs: T[l, :l] = fn(l)
         return T
 
+# %% ../../nbs/01a_slr_models.ipynb #slr-identity
+class _Identity:
+    "The key (a hashable identity that feeds the caches), equality, hash and repr of a model."
     @property
     def key(self) -> tuple:
         "Hashable identity of the model (used to cache Monte Carlo draws)."
-        if not self.positional: return (self.kind, tuple(self.length_probs.items()), self.nu, self.noise)
+        lengths = tuple(self.length_probs.items())
+        if not self.positional: return (self.kind, lengths, self.nu, self.noise)
         nu = _key_of(self.nu_pos) if self.nu_pos is not None else self.nu
-        return (self.kind, tuple(self.length_probs.items()), nu, self.noise, _key_of(self.prior), _key_of(self.bias))
+        return (self.kind, lengths, nu, self.noise, _key_of(self.prior), _key_of(self.bias))
 
     def __eq__(self, other): return isinstance(other, SLRModel) and self.key == other.key
     def __hash__(self): return hash(self.key)
+
     def __repr__(self):
         L = self.L_max if not self.variable_length else self.length_probs
-        fmt = lambda d: (d[self.L_max].round(6).tolist() if not self.variable_length
-                         else {l: v.round(6).tolist() for l, v in d.items()})
+        def fmt(d):
+            if not self.variable_length: return d[self.L_max].round(6).tolist()
+            return {l: v.round(6).tolist() for l, v in d.items()}
         nu = self.nu if self.nu_pos is None else fmt(self.nu_pos)
-        extra = "".join(f", {k}={fmt(d)}" for k, d in (("prior", self.prior), ("bias", self.bias)) if d is not None)
+        extra = "".join(f", {k}={fmt(d)}" for k, d in (("prior", self.prior), ("bias", self.bias))
+                        if d is not None)
         return f"{type(self).__name__}(L={L}, nu={nu}, noise={self.noise}{extra})"
 
+# %% ../../nbs/01a_slr_models.ipynb #slr-posterior
+class _Posterior:
+    "The posterior of the hidden location given the key projections."
     def _logits(self, chi_star, mask):
-        "Posterior logits of a positional model: per-length slope and offset tables indexed by the sequence length."
-        if chi_star.shape[-1] != self.L_max: raise ValueError(f"chi_star must have L_max = {self.L_max} columns, got {chi_star.shape[-1]}")
+        "Posterior logits of a positional model: per-length slope and offset tables."
+        if chi_star.shape[-1] != self.L_max:
+            raise ValueError(f"chi_star must have L_max = {self.L_max} columns, "
+                             f"got {chi_star.shape[-1]}")
         lengths = mask.sum(-1)
         bad = np.setdiff1d(np.unique(lengths), list(self.length_probs))
-        if len(bad): raise ValueError(f"mask gives sequence lengths {bad.tolist()} outside the length law {sorted(self.length_probs)}")
+        if len(bad):
+            raise ValueError(f"mask gives sequence lengths {bad.tolist()} outside the length law "
+                             f"{sorted(self.length_probs)}")
         slope, offset = self._posterior_tables
         return slope[lengths] * np.where(mask, chi_star, 0.0) + offset[lengths]
 
     def posterior(self, chi_star, # (..., L_max) key projections
                   mask=None, # (..., L_max) bool, True on real tokens (default: all)
                  ) -> np.ndarray:
-        "Posterior of the location, softmax(c_nu chi*) over the real tokens (hardmax at nu = inf); positional models: see the subclasses."
+        """Posterior of the location, softmax(c_nu chi*) over the real tokens (hardmax at nu = inf).
+
+        Parameters
+        ----------
+        chi_star
+            (..., L_max) key projections
+        mask : default None
+            (..., L_max) bool, True on real tokens (default: all)
+        """
         chi_star = np.asarray(chi_star, dtype=float)
         mask = np.ones(chi_star.shape, bool) if mask is None else np.asarray(mask, bool)
         if self.positional: return _masked_softmax(self._logits(chi_star, mask), mask)
         if np.isinf(self.c_nu): return _hardmax(chi_star, mask)
         return _masked_softmax(self.c_nu * np.where(mask, chi_star, 0.0), mask)
 
+# %% ../../nbs/01a_slr_models.ipynb #slr-sampler
+class _Sampler:
+    "Samplers: low-dimensional projections for Monte Carlo, and D-dimensional token arrays."
     def _draw_lengths(self, rng, n):
         ls = np.array(list(self.length_probs)); ps = np.array(list(self.length_probs.values()))
-        lengths = ls[rng.choice(len(ls), size=n, p=ps)] if self.variable_length else np.full(n, ls[0])
+        if not self.variable_length: lengths = np.full(n, ls[0])
+        else: lengths = ls[rng.choice(len(ls), size=n, p=ps)]
         mask = np.arange(self.L_max)[None, :] < lengths[:, None]
         return lengths, mask
-
-    def _draw_chi_eps(self, rng, n, lengths, mask): raise NotImplementedError
 
     def sample_projections(self, n:int, # number of sequences
                            seed=None, # int or numpy Generator
                           ) -> Projections:
-        "Draw the projections (chi*, z*), location, label, lengths and mask of `n` sequences."
+        """Draw the projections (chi*, z*), location, label, lengths and mask of `n` sequences.
+
+        Parameters
+        ----------
+        n : int
+            number of sequences
+        seed : default None
+            int or numpy Generator
+        """
         n = check_int("n", n, lo=1)
-        check_memory("n * L", 8.0 * 8 * n * self.L_max)      # chi*, z*, mask, uniforms and temporaries
+        check_memory("n * L", 8.0 * 8 * n * self.L_max)   # chi*, z*, mask, uniforms, temporaries
         rng = as_generator(seed)
         lengths, mask = self._draw_lengths(rng, n)
         chi, eps = self._draw_chi_eps(rng, n, lengths, mask)
@@ -244,50 +374,330 @@ class SLRModel:
                v_star=None, # (D,) value direction (drawn from `seed` if None)
                dtype=np.float64, # dtype of X (float64 or float32)
               ) -> SLRData:
-        "Draw `n` D-dimensional sequences (padded to L_max) with labels, lengths and the hidden location."
+        """Draw `n` D-dimensional sequences (padded to L_max) with labels, lengths and locations.
+
+        Parameters
+        ----------
+        n : int
+            number of sequences
+        D : int
+            token dimension
+        seed : default None
+            int or numpy Generator
+        k_star : default None
+            (D,) key direction (drawn from `seed` if None)
+        v_star : default None
+            (D,) value direction (drawn from `seed` if None)
+        dtype : default np.float64
+            dtype of X (float64 or float32)
+        """
         n = check_int("n", n, lo=1); D = check_int("D", D, lo=2)
-        if np.dtype(dtype) not in (np.float32, np.float64): raise ValueError(f"dtype must be float32 or float64, got {dtype!r}")
-        check_memory("n * L * D", 8.0 * 2 * n * self.L_max * D)   # the float64 tokens and one temporary
+        if np.dtype(dtype) not in (np.float32, np.float64):
+            raise ValueError(f"dtype must be float32 or float64, got {dtype!r}")
+        check_memory("n * L * D", 8.0 * 2 * n * self.L_max * D)   # float64 tokens, one temporary
         r_teacher, r_proj, r_bulk = spawn(seed, 3)
-        if (k_star is None) != (v_star is None): raise ValueError("k_star and v_star must be given together")
+        if (k_star is None) != (v_star is None):
+            raise ValueError("k_star and v_star must be given together")
         k, v = teacher(D, r_teacher) if k_star is None else _check_teacher(k_star, v_star, D)
         P = self.sample_projections(n, r_proj)
         U = np.stack([k, v], axis=1) / math.sqrt(D)                 # (D, 2), orthonormal columns
         G = r_bulk.standard_normal((n, self.L_max, D))
-        G -= (G @ U) @ U.T                                          # remove the (k*, v*) components
+        G -= (G @ U) @ U.T                                          # remove the (k*, v*) parts
         G += (P.chi_star[..., None] * U[:, 0] + P.z_star[..., None] * U[:, 1])
         G[~P.mask] = 0.0
         return SLRData(G.astype(dtype, copy=False), P.mask, P.lengths, P.eps, P.y, k, v)
 
+# %% ../../nbs/01a_slr_models.ipynb #slr-formulas
+def _missing(self, what):
+    return NotImplementedError(f"{type(self).__name__} must define {what} (see SLRModel)")
+
+class _Formulas:
+    "What a data model knows about itself: the formulas that differ from model to model."
+    planted_location = None # True: the location is drawn apart from the scores (spiked-SLR)
+    is_noiseless_limit = False # True: the location is a function of the tokens (Bayes excess 0)
+    needs_inner_draws = False # True: the output channel averages over inner Gaussian draws
+    channel_method = None # route of the Bayes-optimal output channel (for the reports)
+
+    def bayes_logit_law(self) -> tuple:
+        "(mean of the selected token's posterior logit, variance of every logit), exchangeable."
+        raise _missing(self, "bayes_logit_law")
+    def posterior_logit_law(self, l:int, # a length of the length law
+                           ) -> tuple:
+        """(pi, mu_sel, mu_0, var) of the independent posterior logits of a length-l sequence.
+
+        Parameters
+        ----------
+        l : int
+            a length of the length law
+        """
+        raise _missing(self, "posterior_logit_law")
+    def posterior_at_location(self, terms, # LaplaceTerms of the posterior logits
+                             ) -> float:
+        """E p_eps, the posterior weight of the true location, from the Laplace terms.
+
+        Parameters
+        ----------
+        terms
+            LaplaceTerms of the posterior logits
+        """
+        raise _missing(self, "posterior_at_location")
+    def linear_terms(self, m_k:float, # k.k*/D
+                     q_k:float, # k.k/D
+                    ) -> tuple|None:
+        """Closed-form (A, B) of linear attention 1 + chi, or None where there is none.
+
+        Parameters
+        ----------
+        m_k : float
+            k.k*/D
+        q_k : float
+            k.k/D
+        """
+        return None
+    def linear_optimal_excess(self) -> float:
+        "Excess risk of the optimal linear attention (closed form)."
+        raise _missing(self, "linear_optimal_excess")
+    def linear_start(self) -> float|None:
+        "m_k of the optimal linear attention along k || k* (a start for optimisers), or None."
+        return None
+    def bayes_optimal_closed_form(self, q, # overlaps (q_k, q_v)
+                                 ) -> float|None:
+        """Bayes-optimal test error at overlaps q in closed form, or None (Monte Carlo then).
+
+        Parameters
+        ----------
+        q
+            overlaps (q_k, q_v)
+        """
+        return None
+
+# %% ../../nbs/01a_slr_models.ipynb #slr-routes
+class _Routes:
+    "The numerical routes a model picks for the population terms and the output channel."
+    def elementwise_terms(self, act, # an ElementwiseActivation
+                          m_k:float, # k.k*/D
+                          q_k:float, # k.k/D
+                          c:float, # offset
+                          n:int, # Gauss-Hermite nodes
+                         ) -> tuple:
+        """(A, B) of an element-wise activation by one-dimensional Gaussian integrals.
+
+        Parameters
+        ----------
+        act
+            an ElementwiseActivation
+        m_k : float
+            k.k*/D
+        q_k : float
+            k.k/D
+        c : float
+            offset
+        n : int
+            Gauss-Hermite nodes
+        """
+        raise _missing(self, "elementwise_terms")
+    def has_laplace_route(self) -> bool:
+        "True when the Laplace identity gives A and B of normalised activations."
+        return False
+    def normalised_terms(self, act, # a NormalisedActivation
+                         m_k:float, # k.k*/D
+                         q_k:float, # k.k/D
+                         n:int, # Gauss-Hermite nodes
+                         ds:float, # step of the s = log t grid
+                         n_factor:float=40.0, # raise n to n_factor times the log-weight slope
+                         quantise:bool=False, # round raised orders up to powers of two
+                         fine:bool=False, # the refined rule (accuracy estimates)
+                        ) -> tuple:
+        """(A, B, 1 - A, 1 - B) of a normalised activation by the Laplace identity.
+
+        Parameters
+        ----------
+        act
+            a NormalisedActivation
+        m_k : float
+            k.k*/D
+        q_k : float
+            k.k/D
+        n : int
+            Gauss-Hermite nodes
+        ds : float
+            step of the s = log t grid
+        n_factor : float, default 40.0
+            raise n to n_factor times the log-weight slope
+        quantise : bool, default False
+            round raised orders up to powers of two
+        fine : bool, default False
+            the refined rule (accuracy estimates)
+        """
+        raise _missing(self, "normalised_terms")
+    def channel_prior(self, omk, # (n, L) key-field means
+                      Vk:float, # key-field variance
+                      mask, # (n, L) bool, real tokens
+                      n_gh:int=16, # Gauss-Hermite nodes
+                      xi=None, # (m, L) inner draws
+                      derivatives:bool=True, # keep what the derivatives need
+                      hessian:bool=True, # also what the second derivatives need
+                     ):
+        """The location part p_eps(omega^k) of the Bayes-optimal output channel (a LocationPrior).
+
+        Parameters
+        ----------
+        omk
+            (n, L) key-field means
+        Vk : float
+            key-field variance
+        mask
+            (n, L) bool, real tokens
+        n_gh : int, default 16
+            Gauss-Hermite nodes
+        xi : default None
+            (m, L) inner draws
+        derivatives : bool, default True
+            keep what the derivatives need
+        hessian : bool, default True
+            also what the second derivatives need
+        """
+        raise _missing(self, "channel_prior")
+    def _draw_chi_eps(self, rng, n, lengths, mask): raise _missing(self, "_draw_chi_eps")
+
+# %% ../../nbs/01a_slr_models.ipynb #slr-model
+_NOISE_MAX = 1e100   # a larger Delta overflows Delta^2 in the risks
+
+class SLRModel(_Frozen, _PerPosition, _Identity, _Posterior, _Sampler, _Formulas, _Routes):
+    """Common part of the SLR data models (use `SpikedSLR` or `MaxSLR`); immutable.
+
+    Parameters
+    ----------
+    L
+        sequence length: int >= 1 or a dict {length: probability}
+    nu : float
+        signal strength nu >= 0
+    noise : float, default 0.0
+        label-noise standard deviation Delta >= 0
+    """
+    kind = None # short name, part of the cache key
+    _nu_may_be_inf = False # nu = inf is allowed (argmax limit)
+    def __init__(self, L, # sequence length: int >= 1 or a dict {length: probability}
+                 nu:float, # signal strength nu >= 0
+                 noise:float=0.0, # label-noise standard deviation Delta >= 0
+                ):
+        lp = parse_lengths(L)
+        self._set(length_probs=lp, L_max=max(lp), variable_length=len(lp) > 1,
+                  L=L if not isinstance(L, dict) else dict(lp))
+        self._set(nu=check_real("nu", nu, lo=0.0, allow_inf=self._nu_may_be_inf),
+                  noise=check_real("noise", noise, lo=0.0, hi=_NOISE_MAX))
+
+    # the public methods, named here so that the class lists them (they are defined above)
+    prior_of, nu_of, bias_of = _PerPosition.prior_of, _PerPosition.nu_of, _PerPosition.bias_of
+    posterior = _Posterior.posterior
+    sample_projections, sample = _Sampler.sample_projections, _Sampler.sample
+
+# %% ../../nbs/01a_slr_models.ipynb #slr-check-model
+def check_model(model, # the value to check
+                name:str="model", # parameter name, used in the messages
+               ) -> SLRModel:
+    """Return `model` after checking it is a concrete SLR model (TypeError) in a valid state.
+
+    Parameters
+    ----------
+    model
+        the value to check
+    name : str, default 'model'
+        parameter name, used in the messages
+    """
+    base = _Routes._draw_chi_eps
+    concrete = isinstance(model, SLRModel) and type(model)._draw_chi_eps is not base
+    if not concrete:
+        raise TypeError(f"{name} must be a SpikedSLR or MaxSLR (a concrete SLRModel), "
+                        f"got {type(model).__name__}")
+    nu = model.nu_pos if model.nu_pos is not None else {model.L_max: np.array([model.nu])}
+    for v in nu.values():
+        for x in v: check_real(f"{name}.nu", x, lo=0.0, allow_inf=model._nu_may_be_inf)
+    check_real(f"{name}.noise", model.noise, lo=0.0, hi=_NOISE_MAX)
+    return model
+
+# %% ../../nbs/01a_slr_models.ipynb #spiked-formulas
+class _SpikedFormulas:
+    "Spiked-SLR's closed forms: a planted shift sqrt(nu) of the selected token's key projection."
+    planted_location = True
+    channel_method = "closed channel"
+    def bayes_logit_law(self): return self.nu, self.nu
+    def posterior_logit_law(self, l):
+        nu, pi = self.nu_of(l), self.prior_of(l)
+        return pi, nu / 2 + np.log(pi), -nu / 2 + np.log(pi), nu
+    def posterior_at_location(self, terms): return terms.A
+    def linear_terms(self, m_k, q_k):
+        a = math.sqrt(self.nu)
+        return 1 + m_k * a, self.mean_length * (1 + q_k) + 2 * m_k * a + m_k**2 * self.nu
+    def linear_optimal_excess(self):
+        l = self.mean_length
+        return l * (l - 1) / (l * l + self.nu * (l - 1))
+    def linear_start(self):
+        l = self.mean_length
+        return math.sqrt(self.nu) * (l - 1) / l
+    def bayes_optimal_closed_form(self, q):
+        "E_BO = Delta^2 + 1 - q_v + q_v E_Bayes^(0)(nu q_k)."
+        from attnstat.slr.population import bayes_risk
+        L = self.L if isinstance(self.L, dict) else self.L_max
+        return self.noise**2 + 1 - q[1] + q[1] * bayes_risk(SpikedSLR(L, self.nu * q[0])).excess
+    def elementwise_terms(self, act, m_k, q_k, c, n):
+        from attnstat.slr.population import _planted_elementwise_AB
+        return _planted_elementwise_AB(self, act, m_k * math.sqrt(self.nu), q_k, c, n)
+    def has_laplace_route(self): return True
+    def normalised_terms(self, act, m_k, q_k, n, ds, n_factor=40.0, quantise=False, fine=False):
+        from attnstat.slr.population import _planted_laplace_AB
+        return _planted_laplace_AB(self, act, m_k * math.sqrt(self.nu), q_k, n, ds, n_factor,
+                                   quantise, fine)
+    def channel_prior(self, omk, Vk, mask, n_gh=16, xi=None, derivatives=True, hessian=True):
+        from attnstat.slr.bayes import _planted_prior
+        return _planted_prior(self, omk, Vk, mask)
+
 # %% ../../nbs/01a_slr_models.ipynb #7925f4c4
-class SpikedSLR(SLRModel):
-    "Spiked-SLR: the selected token is shifted by sqrt(nu) k*/sqrt(D); posterior softmax(sqrt(nu) chi*); optional prior and per-position nu."
+class SpikedSLR(_SpikedFormulas, SLRModel):
+    """Spiked-SLR: the selected token is shifted by sqrt(nu) k*/sqrt(D); the posterior is a softmax.
+
+    Parameters
+    ----------
+    L
+        sequence length: int >= 1 or a dict {length: probability}
+    nu
+        nu >= 0, or per-position strengths (vector, dict {L: vector}, callable)
+    noise : float, default 0.0
+        label-noise standard deviation Delta >= 0
+    prior : default None
+        location law pi (vector, dict {L: vector} or callable); None: uniform
+    """
     kind = "spiked"
     def __init__(self, L, # sequence length: int >= 1 or a dict {length: probability}
-                 nu, # signal strength nu >= 0, or per-position strengths (vector, dict {L: vector} or callable L -> vector)
+                 nu, # nu >= 0, or per-position strengths (vector, dict {L: vector}, callable)
                  noise:float=0.0, # label-noise standard deviation Delta >= 0
-                 prior=None, # location law pi (vector of length L, dict {L: vector} or callable L -> vector); None: uniform
+                 prior=None, # location law pi (vector, dict {L: vector} or callable); None: uniform
                 ):
-        if not _is_vector(nu): super().__init__(L, nu, noise)
-        else:
-            super().__init__(L, 0.0, noise)
-            nu_pos = _per_position("nu", nu, self.length_probs, self.L_max, "nu")
-            vals = np.concatenate(list(nu_pos.values()))
-            if np.all(vals == vals[0]): self.nu = float(vals[0])         # constant: the exchangeable model
-            else:
-                self.nu_pos = nu_pos
-                self.nu = nu_pos[self.L_max] if not self.variable_length else nu_pos
+        super().__init__(L, 0.0 if _is_vector(nu) else nu, noise)
+        if _is_vector(nu): self._set_strengths(nu)
         if prior is not None:
             pr = _per_position("prior", prior, self.length_probs, self.L_max, "prior")
-            if not all(np.allclose(v, 1.0 / l, rtol=1e-12, atol=0.0) for l, v in pr.items()): self.prior = pr
+            uniform = all(np.allclose(v, 1.0 / l, rtol=1e-12, atol=0.0) for l, v in pr.items())
+            if not uniform: self._set(prior=_frozen_table(pr))
         if self.positional:
-            self._sqrt_nu = self._table(lambda l: np.sqrt(self.nu_of(l)))
-            self._posterior_tables = (self._sqrt_nu, self._table(lambda l: np.log(self.prior_of(l)) - self.nu_of(l) / 2))
+            sqrt_nu = self._table(lambda l: np.sqrt(self.nu_of(l)))
+            offset = self._table(lambda l: np.log(self.prior_of(l)) - self.nu_of(l) / 2)
+            self._set(_sqrt_nu=sqrt_nu, _posterior_tables=(sqrt_nu, offset))
+
+    def _set_strengths(self, nu):
+        "Per-position strengths; a constant vector gives the exchangeable model."
+        nu_pos = _per_position("nu", nu, self.length_probs, self.L_max, "nu")
+        vals = np.concatenate(list(nu_pos.values()))
+        if np.all(vals == vals[0]): self._set(nu=float(vals[0])); return
+        _frozen_table(nu_pos)
+        self._set(nu_pos=nu_pos, nu=nu_pos[self.L_max] if not self.variable_length else nu_pos)
 
     @property
     def c_nu(self) -> float:
+        "Slope sqrt(nu) of the posterior logits (position-independent nu only)."
         if self.nu_pos is not None:
-            raise ValueError("c_nu is defined for a position-independent nu only; with per-position strengths use attnstat.slr.positional")
+            raise ValueError("c_nu is defined for a position-independent nu only; with "
+                             "per-position strengths use attnstat.slr.positional")
         return math.sqrt(self.nu)
 
     def _draw_chi_eps(self, rng, n, lengths, mask):
@@ -300,25 +710,97 @@ class SpikedSLR(SLRModel):
         else: chi[np.arange(n), eps] += self._sqrt_nu[lengths, eps]
         return chi, eps
 
+# %% ../../nbs/01a_slr_models.ipynb #max-formulas
+def _kappa(model):
+    "E_L kappa_L(nu): the mean selected key score of max-SLR."
+    from attnstat.slr.population import expected_max_gaussian
+    return sum(p * expected_max_gaussian(L, model.nu) for L, p in model.length_probs.items())
+
+class _MaxFormulas:
+    "Max-SLR's formulas: the location is drawn from softmax(nu chi* + b*) of the tokens themselves."
+    planted_location = False
+    @property
+    def is_noiseless_limit(self): return bool(np.isinf(self.nu))
+    @property
+    def needs_inner_draws(self): return not np.isinf(self.nu)
+    @property
+    def channel_method(self): return "gauss-hermite" if np.isinf(self.nu) else "monte carlo"
+    def bayes_logit_law(self): return 0.0, self.nu**2
+    def posterior_logit_law(self, l):   # the tokens are i.i.d. whatever the location
+        """Parameters
+        ----------
+        l
+            the tokens are i.i.d. whatever the location
+        """
+        b = self.bias_of(l)
+        return np.full(l, 1.0 / l), b, b, np.full(l, float(self.nu)**2)
+    def posterior_at_location(self, terms):
+        """Parameters
+        ----------
+        terms
+            eps ~ p: E p_eps = E ||p||^2
+        """
+        return terms.B   # eps ~ p: E p_eps = E ||p||^2
+    def linear_terms(self, m_k, q_k):
+        if not np.isinf(self.nu): return None
+        return 1 + m_k * _kappa(self), self.mean_length * (1 + q_k)
+    def linear_optimal_excess(self):
+        mu = _kappa(self)
+        return 1 - (1 + mu * mu) / self.mean_length
+    def elementwise_terms(self, act, m_k, q_k, c, n):
+        from attnstat.slr.population import _max_elementwise_AB
+        return _max_elementwise_AB(self, act, m_k, q_k, c, n)
+    def has_laplace_route(self):
+        from attnstat.slr.population import MAX_NU_LAPLACE_MAX
+        return self.nu <= MAX_NU_LAPLACE_MAX
+    def normalised_terms(self, act, m_k, q_k, n, ds, n_factor=40.0, quantise=False, fine=False):
+        from attnstat.slr.population import _laplace_max_AB
+        kw = {"n": 2 * n, "ds": ds / 2} if fine else {"n": n, "ds": ds}
+        return _laplace_max_AB(act.log_a, self.nu, m_k, q_k, self.length_probs, n_factor=n_factor,
+                               quantise=quantise, **kw)
+    def channel_prior(self, omk, Vk, mask, n_gh=16, xi=None, derivatives=True, hessian=True):
+        from attnstat.slr.bayes import _argmax_prior, _softmax_prior
+        if np.isinf(self.nu): return _argmax_prior(omk, Vk, mask, n_gh, (1 + hessian) * derivatives)
+        return _softmax_prior(self, omk, Vk, mask, xi, derivatives)
+
 # %% ../../nbs/01a_slr_models.ipynb #b94e8f70
-class MaxSLR(SLRModel):
-    "Max-SLR: i.i.d. Gaussian tokens and location drawn from softmax(nu chi* + b*) (argmax at nu = inf)."
+class MaxSLR(_MaxFormulas, SLRModel):
+    """Max-SLR: i.i.d. Gaussian tokens, location drawn from softmax(nu chi* + b*) (argmax: nu =
+    inf).
+
+    Parameters
+    ----------
+    L
+        sequence length: int >= 1 or a dict {length: probability}
+    nu : float
+        inverse temperature nu >= 0 (inf: argmax)
+    noise : float, default 0.0
+        label-noise standard deviation Delta >= 0
+    bias : default None
+        positional bias b* (vector, dict {L: vector} or callable); None: 0
+    """
     kind = "max"
+    _nu_may_be_inf = True
     def __init__(self, L, # sequence length: int >= 1 or a dict {length: probability}
                  nu:float, # inverse temperature nu >= 0 (inf: argmax)
                  noise:float=0.0, # label-noise standard deviation Delta >= 0
-                 bias=None, # positional bias b* (vector of length L, dict {L: vector} or callable L -> vector); None: no bias
+                 bias=None, # positional bias b* (vector, dict {L: vector} or callable); None: 0
                 ):
         super().__init__(L, nu, noise)
-        if bias is not None:
-            b = _per_position("bias", bias, self.length_probs, self.L_max, "bias")
-            if any(np.ptp(v) > 0 for v in b.values()):
-                if np.isinf(self.nu): raise ValueError("bias needs a finite nu: at nu = inf the location is the argmax of chi*, whatever the bias")
-                self.bias = b
-                self._posterior_tables = (self._table(lambda l: np.full(l, self.nu)), self._table(self.bias_of))
+        if bias is None: return
+        b = _per_position("bias", bias, self.length_probs, self.L_max, "bias")
+        if any(np.ptp(v) > 0 for v in b.values()):
+            if np.isinf(self.nu):
+                raise ValueError("bias needs a finite nu: at nu = inf the location is the argmax "
+                                 "of chi*, whatever the bias")
+            self._set(bias=_frozen_table(b))
+            nu_tab = self._table(lambda l: np.full(l, self.nu))
+            self._set(_posterior_tables=(nu_tab, self._table(self.bias_of)))
 
     @property
-    def c_nu(self) -> float: return self.nu
+    def c_nu(self) -> float:
+        "Slope nu of the posterior logits."
+        return self.nu
 
     def _draw_chi_eps(self, rng, n, lengths, mask):
         chi = rng.standard_normal((n, self.L_max))

@@ -8,46 +8,58 @@ import math, warnings
 from dataclasses import dataclass
 import numpy as np
 from scipy import optimize, special
-from ..core import (check_real, check_int, check_choice, check_array, check_memory, check_seconds, spawn,
-                           ConvergenceError, ConvergenceWarning)
+from ..core import (check_real, check_int, check_choice, check_array, check_memory, check_seconds,
+                     spawn, ConvergenceError, ConvergenceWarning)
 from ..gaussian import gauss_expect, cov_sqrt, _check_bool, hermite_rule
-from .models import SLRModel, SpikedSLR, MaxSLR
+from .models import SLRModel, check_model, _NOISE_MAX
 from .activations import (Activation, NormalisedActivation, ElementwiseActivation, get_activation,
-                                      softmax, linear, erf, softplus, attention_predict)
+                          softmax, linear, attention_predict)
 
 # %% auto #0
-__all__ = ['LOG_ROUTE_MIN_SD', 'MAX_NU_LAPLACE_MAX', 'SOFTMAX_DECAY_RATE', 'population_risk_mc', 'empirical_risk',
-           'expected_max_gaussian', 'linear_optimal_risk', 'RiskTerms', 'PopulationRisk', 'risk_terms',
-           'population_risk', 'BayesRisk', 'bayes_risk', 'bayes_risk_L2', 'bayes_risk_mc', 'OptimalRisk',
-           'optimal_population_risk', 'optimal_risk_curve', 'linear_spiked_asymptote', 'bayes_spiked_asymptote']
+__all__ = ['LOG_ROUTE_MIN_SD', 'MAX_NU_LAPLACE_MAX', 'SOFTMAX_DECAY_RATE', 'population_risk_mc',
+           'empirical_risk', 'expected_max_gaussian', 'linear_optimal_risk', 'RiskTerms',
+           'PopulationRisk', 'risk_terms', 'population_risk', 'BayesRisk', 'bayes_risk',
+           'bayes_risk_L2', 'bayes_risk_mc', 'OptimalRisk', 'optimal_population_risk',
+           'optimal_risk_curve', 'linear_spiked_asymptote', 'bayes_spiked_asymptote']
 
 # %% ../../nbs/01c_slr_population.ipynb #ec1e62dd
 # input checks shared by the routines of this chapter
-def _check_model(model):
-    if not isinstance(model, SLRModel): raise TypeError(f"model must be a SpikedSLR or MaxSLR, got {type(model).__name__}")
-    return model
+_check_model = check_model   # a concrete SLR model in a valid state, else TypeError/ValueError
 
 def _check_pair(m_name, m, q_name, q):
-    "An overlap m and a squared norm q >= m^2 (Cauchy-Schwarz); m * m, not m**2, so that a huge m gives a ValueError, not an OverflowError."
+    ("An overlap m and a squared norm q >= m^2 (Cauchy-Schwarz); m * m, not m**2, so that a huge m "
+     "gives a ValueError, not an OverflowError.")
     m = check_real(m_name, m); q = check_real(q_name, q, lo=0.0)
     if q < m * m * (1 - 1e-12) - 1e-14:
-        raise ValueError(f"{q_name} must satisfy {q_name} >= {m_name}^2 = {m * m!r} (Cauchy-Schwarz), got {q!r}")
+        raise ValueError(f"{q_name} must satisfy {q_name} >= {m_name}^2 = {m * m!r} "
+                         f"(Cauchy-Schwarz), got {q!r}")
     return m, q
 
 def _check_overlaps(m_k, q_k, c=0.0):
     return (*_check_pair("m_k", m_k, "q_k", q_k), check_real("c", c))
 
 def _check_method(method):
-    if not isinstance(method, str): raise TypeError(f"method must be a str, one of {list(_METHODS)}, got {type(method).__name__}")
+    if not isinstance(method, str):
+        raise TypeError(f"method must be a str, one of {list(_METHODS)}, got "
+                        f"{type(method).__name__}")
     return check_choice("method", method, _METHODS)
 
 def _check_quad(n, ds):
     "Validate the quadrature resolution: n Gauss-Hermite nodes in [8, 4096], s-step ds in (0, 1]."
     return check_int("n", n, lo=8, hi=4096), check_real("ds", ds, lo=0.0, hi=1.0, lo_open=True)
 
+def _check_vectors(**vectors):
+    "Vectors of one length D >= 2 (the error names all of them: which one is wrong is a guess)."
+    out = [check_array(k, v, ndim=1) for k, v in vectors.items()]
+    if len({len(a) for a in out}) > 1 or len(out[0]) < 2:
+        shapes = ", ".join(f"{k}: {len(a)}" for k, a in zip(vectors, out))
+        raise ValueError(f"{', '.join(vectors)} must have one length D >= 2, got {shapes}")
+    return out
+
 def _check_finite_terms(act, A, B, m_k, q_k, c):
     if not (np.isfinite(A) and np.isfinite(B)):
-        raise ValueError(f"activation {act.name!r} returned NaN or infinite weights at m_k={m_k!r}, q_k={q_k!r}, c={c!r} "
+        raise ValueError(f"activation {act.name!r} returned NaN or infinite weights at "
+                         f"m_k={m_k!r}, q_k={q_k!r}, c={c!r} "
                          f"(A = {A!r}, B = {B!r}): its value must be finite for every real score")
 
 # %% ../../nbs/01c_slr_population.ipynb #6a1542f5
@@ -55,9 +67,11 @@ _MC_CACHE = {}
 _MC_CACHE_MAX = 4e7    # float64 entries kept across calls (about 320 MB)
 
 def _mc_draws(model, n:int, seed, batch:int, param:str="n_mc"):
-    "Seeded batches of (projections, zeta, eta); the same (model, n, seed) always gives the same draws."
+    ("Seeded batches of (projections, zeta, eta); the same (model, n, seed) always gives the same "
+     "draws.")
     check_memory(f"{param} * L", 8.0 * 6 * n * model.L_max)
-    cacheable = isinstance(seed, (int, np.integer)) and not isinstance(seed, bool)   # None / Generators: fresh draws
+    # None / Generators: fresh draws
+    cacheable = isinstance(seed, (int, np.integer)) and not isinstance(seed, bool)
     key = (model.key, n, int(seed) if cacheable else None, batch)
     if cacheable and key in _MC_CACHE: return _MC_CACHE[key]
     nb = -(-n // batch)
@@ -84,7 +98,12 @@ def _mc_AB(model, act, m_k, q_k, c, n:int, seed, batch:int=50_000, per_sample=Fa
         a_s.append(s[np.arange(len(P.eps)), P.eps]); b_s.append(np.sum(s * s, axis=1))
     a, b = np.concatenate(a_s), np.concatenate(b_s)
     if per_sample: return a, b
-    return float(a.mean()), float(b.mean()), float(a.std(ddof=1) / math.sqrt(n)), float(b.std(ddof=1) / math.sqrt(n))
+    return (
+        float(a.mean()),
+        float(b.mean()),
+        float(a.std(ddof=1) / math.sqrt(n)),
+        float(b.std(ddof=1) / math.sqrt(n)),
+    )
 
 # %% ../../nbs/01c_slr_population.ipynb #7ac1b285
 def population_risk_mc(model:SLRModel, # SpikedSLR or MaxSLR
@@ -96,11 +115,36 @@ def population_risk_mc(model:SLRModel, # SpikedSLR or MaxSLR
                        seed=0, # seed (common random numbers: same seed, same draws)
                        batch:int=50_000, # samples per batch
                       ) -> tuple:
-    "Monte Carlo (mean, standard error) of E(y - sigma(chi).z)^2 with (chi, z)_l = M h*_l + (Q - M M^T)^{1/2} xi_l."
+    """Monte Carlo (mean, standard error) of E(y - sigma(chi).z)^2 with (chi, z)_l = M h*_l + (Q - M
+    M^T)^{1/2} xi_l.
+
+    Parameters
+    ----------
+    model : SLRModel
+        SpikedSLR or MaxSLR
+    activation
+        name or Activation
+    M
+        2x2 overlaps: rows (k, v), columns (k*, v*)
+    Q
+        2x2 self-overlaps [[q_kk, q_kv], [q_kv, q_vv]]
+    c : float, default 0.0
+        erf offset
+    n : int, default 200000
+        Monte Carlo samples
+    seed : default 0
+        seed (common random numbers: same seed, same draws)
+    batch : int, default 50000
+        samples per batch
+    """
     _check_model(model); act = get_activation(activation)
-    M = check_array("M", M, shape=(2, 2)); Q = check_array("Q", Q, shape=(2, 2)); c = check_real("c", c)
+    M = check_array("M", M, shape=(2, 2))
+    Q = check_array("Q", Q, shape=(2, 2))
+    c = check_real("c", c)
     C = cov_sqrt(Q - M @ M.T, name="Q - M M^T")
-    draws, _ = _mc_draws(model, check_int("n", n, lo=2), seed, check_int("batch", batch, lo=1), param="n")
+    draws, _ = _mc_draws(
+        model, check_int("n", n, lo=2), seed, check_int("batch", batch, lo=1), param="n"
+    )
     e2 = []
     for P, xi in draws:
         chi = M[0, 0] * P.chi_star + M[0, 1] * P.z_star + C[0, 0] * xi[0] + C[0, 1] * xi[1]
@@ -119,15 +163,42 @@ def empirical_risk(model:SLRModel, # SpikedSLR or MaxSLR
                    n:int=100_000, # number of fresh sequences
                    seed=0, # seed
                    c:float=0.0, # erf offset
-                   batch:int=5_000, # sequences per batch (bounds the memory to batch*L_max*D floats)
+                   batch:int=5_000, # sequences per batch (bounds the memory to batch*L_max*D
+                                    # floats)
                   ) -> tuple:
-    "Monte Carlo (mean, standard error) of (y - f(X))^2 for the actual predictor on fresh D-dimensional sequences."
+    """Monte Carlo (mean, standard error) of (y - f(X))^2 for the actual predictor on fresh
+    D-dimensional sequences.
+
+    Parameters
+    ----------
+    model : SLRModel
+        SpikedSLR or MaxSLR
+    activation
+        name or Activation
+    k
+        (D,) key vector
+    v
+        (D,) value vector
+    k_star
+        (D,) teacher key direction
+    v_star
+        (D,) teacher value direction
+    n : int, default 100000
+        number of fresh sequences
+    seed : default 0
+        seed
+    c : float, default 0.0
+        erf offset
+    batch : int, default 5000
+        sequences per batch (bounds the memory to batch*L_max*D
+    """
     _check_model(model); get_activation(activation)
     n = check_int("n", n, lo=2); batch = check_int("batch", batch, lo=1); c = check_real("c", c)
-    k_star = check_array("k_star", k_star, ndim=1); D = len(k_star)
-    k = check_array("k", k, shape=(D,)); v = check_array("v", v, shape=(D,))
+    k_star, k, v, v_star = _check_vectors(k_star=k_star, k=k, v=v, v_star=v_star)
+    D = len(k_star)
     check_memory("batch * L * D", 8.0 * 3 * min(batch, n) * model.L_max * D)
-    check_seconds("n", 4e-7 * n * model.L_max * D) # run-time estimate: 5 s at n = 1e5, L = 3, D = 50 (measured, one core)
+    # run-time estimate: 5 s at n = 1e5, L = 3, D = 50 (measured, one core)
+    check_seconds("n", 4e-7 * n * model.L_max * D)
     s1, s2 = 0.0, 0.0
     for b, rng in enumerate(spawn(seed, -(-n // batch))):
         m = min(batch, n - b * batch)
@@ -142,61 +213,85 @@ def _max_density_expect(h, L:int, n:int):
     "E[h(max of L i.i.d. N(0,1))] = E[L Phi(x)^(L-1) h(x)], x ~ N(0,1), by Gauss-Hermite."
     return gauss_expect(lambda x: L * special.ndtr(x)**(L - 1) * h(x), 0.0, 1.0, n=n, check=False)
 
-def _elementwise_AB(model, act, m_k, q_k, c, n):
-    "A and B of an element-wise activation by one-dimensional Gaussian integrals."
+def _planted_elementwise_AB(model, act, mu, q_k, c, n):
+    "A and B of an element-wise activation when the selected key score has mean mu (spiked-SLR)."
+    phi = lambda x: act.phi(x, c)
+    sq = lambda x: act.phi(x, c)**2
+    A = gauss_expect(phi, mu, q_k, n=n, check=False)
+    B_other = gauss_expect(sq, 0.0, q_k, n=n, check=False)
+    B = gauss_expect(sq, mu, q_k, n=n, check=False) + (model.mean_length - 1) * B_other
+    return float(A), float(B)
+
+def _max_elementwise_AB(model, act, m_k, q_k, c, n):
+    "A and B of an element-wise activation in max-SLR (the location is selected by the scores)."
     phi = lambda x: act.phi(x, c)
     sq = lambda x: act.phi(x, c)**2
     r2 = max(q_k - m_k**2, 0.0)
-    if model.kind == "spiked":
-        mu = m_k * math.sqrt(model.nu)
-        A = gauss_expect(phi, mu, q_k, n=n, check=False)
-        B = gauss_expect(sq, mu, q_k, n=n, check=False) + (model.mean_length - 1) * gauss_expect(sq, 0.0, q_k, n=n, check=False)
-        return float(A), float(B)
     B = model.mean_length * gauss_expect(sq, 0.0, q_k, n=n, check=False)
     h = lambda x: gauss_expect(phi, m_k * x, r2 * np.ones_like(x), n=n, check=False)
     if np.isinf(model.nu):
         A = sum(p * _max_density_expect(h, L, n) for L, p in model.length_probs.items())
-    else:   # E[sum_l softmax(nu chi*)_l sigma(chi_l)] = L E[p_1 h(chi*_1)]: Laplace identity with the teacher's softmax
-        A, _ = _laplace_AB(lambda u: model.nu * np.asarray(u, float), 0.0, 1.0, model.length_probs, n=n,
-                           with_h=h, L_factor=True, ds=0.25 / max(1.0, model.nu / 10))
+    else:   # E[sum_l softmax(nu chi*)_l sigma(chi_l)] = L E[p_1 h(chi*_1)]: the teacher's softmax
+        A, _ = _laplace_AB(lambda u: model.nu * np.asarray(u, float), 0.0, 1.0, model.length_probs,
+                           n=n, with_h=h, L_factor=True, ds=0.25 / max(1.0, model.nu / 10))
     return float(A), float(B)
 
 # %% ../../nbs/01c_slr_population.ipynb #20212fcb
 def expected_max_gaussian(L:int, # number of i.i.d. N(0, 1) variables
-                          nu:float=np.inf, # inverse temperature: E[sum_l softmax(nu G)_l G_l]; inf gives E[max]
+                          nu:float=np.inf, # inverse temperature: E[sum_l softmax(nu G)_l G_l]; inf
+                                           # gives E[max]
                           n:int=128, # Gauss-Hermite nodes
                          ) -> float:
-    "kappa_L(nu) = E[sum_l softmax(nu G)_l G_l] for G_l i.i.d. N(0,1); at nu = inf, kappa_L = the mean of the maximum."
-    L = check_int("L", L, lo=1); nu = check_real("nu", nu, lo=0.0, allow_inf=True); n = check_int("n", n, lo=8, hi=4096)
+    """kappa_L(nu) = E[sum_l softmax(nu G)_l G_l] for G_l i.i.d. N(0,1); at nu = inf, kappa_L = the
+    mean of the maximum.
+
+    Parameters
+    ----------
+    L : int
+        number of i.i.d. N(0, 1) variables
+    nu : float, default np.inf
+        inverse temperature: E[sum_l softmax(nu G)_l G_l]; inf gives E[max]
+    n : int, default 128
+        Gauss-Hermite nodes
+    """
+    L = check_int("L", L, lo=1)
+    nu = check_real("nu", nu, lo=0.0, allow_inf=True)
+    n = check_int("n", n, lo=8, hi=4096)
     if L == 1 or nu == 0: return 0.0
     if np.isinf(nu): return float(_max_density_expect(lambda x: x, L, n))
-    A, _ = _laplace_AB(lambda u: nu * np.asarray(u, float), 0.0, 1.0, {L: 1.0}, n=n, with_h=lambda x: x, L_factor=True)
+    A, _ = _laplace_AB(
+        lambda u: nu * np.asarray(u, float),
+        0.0,
+        1.0,
+        {L: 1.0},
+        n=n,
+        with_h=lambda x: x,
+        L_factor=True,
+    )
     return A
 
 def _closed_AB(model, act, m_k, q_k, c):
-    "Closed forms: linear (spiked; max at nu = inf) and the erf A in spiked-SLR."
-    if act is linear and model.kind == "spiked":
-        a = math.sqrt(model.nu)
-        return 1 + m_k * a, model.mean_length * (1 + q_k) + 2 * m_k * a + m_k**2 * model.nu
-    if act is linear and model.kind == "max" and np.isinf(model.nu):
-        mu = sum(p * expected_max_gaussian(L) for L, p in model.length_probs.items())
-        return 1 + m_k * mu, model.mean_length * (1 + q_k)
-    return None
+    "Closed forms of linear attention: the model's own, where it has one (else None)."
+    return model.linear_terms(m_k, q_k) if act is linear else None
 
 # %% ../../nbs/01c_slr_population.ipynb #04dcb26d
 def linear_optimal_risk(model:SLRModel, # SpikedSLR or MaxSLR (any length law)
                        ) -> float:
-    "Closed-form optimal risk of linear attention sigma_l = 1 + chi_l: L(L-1)/(L^2 + nu(L-1)) in spiked-SLR, 1 - (1 + kappa^2)/E[L] in max-SLR."
+    """Closed-form optimal risk of linear attention sigma_l = 1 + chi_l: L(L-1)/(L^2 + nu(L-1)) in
+    spiked-SLR, 1 - (1 + kappa^2)/E[L] in max-SLR.
+
+    Parameters
+    ----------
+    model : SLRModel
+        SpikedSLR or MaxSLR (any length law)
+    """
     _check_model(model)
-    l = model.mean_length
-    if model.kind == "spiked":
-        return model.noise**2 + l * (l - 1) / (l * l + model.nu * (l - 1))
-    mu = sum(p * expected_max_gaussian(L, model.nu) for L, p in model.length_probs.items())
-    return model.noise**2 + 1 - (1 + mu * mu) / l
+    return model.noise**2 + model.linear_optimal_excess()
 
 # %% ../../nbs/01c_slr_population.ipynb #fc2995be
 def _s_grid(log_a, means, sd, ds, margin_lo=36.0, margin_hi=4.0):
-    "Uniform grid in s = log t covering [-max log a - margin_lo, -min log a + margin_hi] over mean +- 10 sd."
+    ("Uniform grid in s = log t covering [-max log a - margin_lo, -min log a + margin_hi] over "
+     "mean +- 10 sd.")
     lo, hi = np.inf, -np.inf
     for m in means:
         u = log_a(m + sd * np.linspace(-10, 10, 401))
@@ -204,12 +299,15 @@ def _s_grid(log_a, means, sd, ds, margin_lo=36.0, margin_hi=4.0):
     a, b = -hi - margin_lo, -lo + margin_hi
     # points on the fixed lattice ds * Z, so that the rule moves smoothly with the parameters
     # (the integrand is below e^-36 relative at both ends, where points appear or disappear)
-    # the grid grows with the score range (nu times the score sd): guard it and the (grid x nodes) arrays built on it
-    if (b - a) / ds > 2e4: check_memory("nu", 8.0 * 10 * 64 * ((b - a) / ds + 1)) # (only for big grids: ~0.1 ms)
+    # the grid grows with the score range (nu times the score sd): guard it and the (grid x nodes)
+    # arrays built on it
+    if (b - a) / ds > 2e4:
+        check_memory("nu", 8.0 * 10 * 64 * ((b - a) / ds + 1)) # (only for big grids: ~0.1 ms)
     return ds * np.arange(math.floor(a / ds), math.ceil(b / ds) + 1)
 
 def _raise_n(n, n_req, quantise):
-    "Gauss-Hermite order: at least n, raised to n_req (rounded up to a power of two when `quantise`), at most 1024."
+    ("Gauss-Hermite order: at least n, raised to n_req (rounded up to a power of two when "
+     "`quantise`), at most 1024.")
     if not n_req > n: return n
     return int(min(1024, 2 ** math.ceil(math.log2(n_req)) if quantise else int(n_req)))
 
@@ -217,28 +315,34 @@ def _laplace_AB(log_a, # vectorised log a(u) of a normalised activation
                 mean_e:float, # mean of the selected token's score chi_eps
                 var:float, # variance of every score
                 lengths:dict, # {L: P(L)}
-                n:int=96, # Gauss-Hermite nodes of the inner expectations (raised to 24 sd when larger)
+                n:int=96, # Gauss-Hermite nodes of the inner expectations (raised to 24 sd when
+                          # larger)
                 ds:float=0.25, # step of the s = log t grid
                 s_grid=None, # override the adaptive grid (to show why it must adapt)
                 with_h=None, # optional h(x) multiplying the selected token (max-SLR route)
                 L_factor:bool=False, # multiply by L (exchangeable tokens, max-SLR route)
                 complements:bool=False, # also return 1 - A and 1 - B computed without cancellation
                 n_factor:float=40.0, # raise n to n_factor * sd * |(log a)'| (0: never)
-                quantise:bool=False, # round the raised n up to a power of two (few jumps: for optimisers)
+                quantise:bool=False, # round the raised n up to a power of two (few jumps: for
+                                     # optimisers)
                ):
-    "A and B of a normalised activation by the Laplace identity 1/S = int e^{-tS} dt, 1/S^2 = int t e^{-tS} dt."
+    ("A and B of a normalised activation by the Laplace identity 1/S = int e^{-tS} dt, 1/S^2 = int "
+     "t e^{-tS} dt.")
     sd = math.sqrt(var)
     s = _s_grid(log_a, (mean_e, 0.0), sd, ds) if s_grid is None else np.asarray(s_grid, float)
-    w = np.full(s.shape, s[1] - s[0])          # trapezoid rule (the end points carry negligible weight)
+    # trapezoid rule (the end points carry negligible weight)
+    w = np.full(s.shape, s[1] - s[0])
     # Gauss-Hermite spacing ~ sd/sqrt(n) must resolve the O(1) features of e^{-t a} in log a
     grid = mean_e + sd * np.linspace(-4, 4, 81)
     slope = float(np.max(np.abs(np.diff(log_a(grid))))) / (grid[1] - grid[0]) if sd > 0 else 0.0
     n = _raise_n(n, n_factor * sd * slope, quantise)
-    # the (s grid x n nodes) arrays grow with the score scale nu * sd: about ten of them live at once
+    # the (s grid x n nodes) arrays grow with the score scale nu * sd: about ten of them live at
+    # once
     if s.size * n > 10**6: check_memory("nu", 8.0 * 10 * s.size * n)
     S = s[:, None]
     def f_e(chi):
-        u = np.exp(np.minimum(S + log_a(chi), 700.0))     # u = t a(chi); e^-u underflows cleanly to 0
+        # u = t a(chi); e^-u underflows cleanly to 0
+        u = np.exp(np.minimum(S + log_a(chi), 700.0))
         e = np.exp(-u); ue = u * e
         out = np.stack([ue, u * ue, e])
         return out * with_h(chi) if with_h is not None else out
@@ -257,22 +361,35 @@ def _laplace_AB(log_a, # vectorised log a(u) of a normalised activation
     for L, p in lengths.items():
         f = p * (L if L_factor else 1.0)
         A += f * (w @ (psi1_e * pw(L - 1)))
-        B += f * (w @ (psi2_e * pw(L - 1)) + ((L - 1) * (w @ (psi2_0 * phi_e * pw(L - 2))) if L > 1 else 0.0))
+        B += f * (
+            w @ (psi2_e * pw(L - 1))
+            + ((L - 1) * (w @ (psi2_0 * phi_e * pw(L - 2))) if L > 1 else 0.0)
+        )
         if complements and L > 1:
             # 1 - A = E sum_{l != eps} s_l and 1 - B = E sum_{l != m} s_l s_m, without cancellation
             cA += f * (L - 1) * (w @ (psi1_0 * phi_e * pw(L - 2)))
-            cB += f * (2 * (L - 1) * (w @ (psi1_e * psi1_0 * pw(L - 2)))
-                       + ((L - 1) * (L - 2) * (w @ (psi1_0**2 * phi_e * pw(L - 3))) if L > 2 else 0.0))
+            cB += f * (
+                2 * (L - 1) * (w @ (psi1_e * psi1_0 * pw(L - 2)))
+                + ((L - 1) * (L - 2) * (w @ (psi1_0**2 * phi_e * pw(L - 3))) if L > 2 else 0.0)
+            )
     if complements: return float(A), float(B), float(cA), float(cB)
     return float(A), float(B)
 
 # %% ../../nbs/01c_slr_population.ipynb #daae3a09
 _LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
-_LOG_NEEDS = {"A": ("K1e", "P0"), "B1": ("K2e", "P0"), "B2": ("K20", "Pe", "P0"), "cA": ("K10", "Pe", "P0"),
-              "cB1": ("K1e", "K10", "P0"), "cB2": ("K10", "Pe", "P0")}
-_LOG_FINE = dict(n_coarse=256, n_fine=384, h_w=0.2)    # the refined rule behind the accuracy estimates
+_LOG_NEEDS = {
+    "A": ("K1e", "P0"),
+    "B1": ("K2e", "P0"),
+    "B2": ("K20", "Pe", "P0"),
+    "cA": ("K10", "Pe", "P0"),
+    "cB1": ("K1e", "K10", "P0"),
+    "cB2": ("K10", "Pe", "P0"),
+}
+# the refined rule behind the accuracy estimates
+_LOG_FINE = {"n_coarse": 256, "n_fine": 384, "h_w": 0.2}
 _LOG_MEMO = {}
-LOG_ROUTE_MIN_SD = 0.5 # softmax uses the log-space Laplace route when the score standard deviation is at least this
+# softmax uses the log-space Laplace route when the score standard deviation is at least this
+LOG_ROUTE_MIN_SD = 0.5
 
 def _lse(x, axis=None):
     "log sum exp along `axis` (plain NumPy; -inf where every entry is -inf)."
@@ -282,7 +399,8 @@ def _lse(x, axis=None):
         return np.squeeze(np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True)) + m, axis=axis)
 
 def _log_fns(s, mu_e, sd, keys, h_w, w_lo):
-    "log K_{p,j}(s) = log E k_p(s + chi_j) (k_p(w) = e^{pw - e^w}) and log Phi_j(s) = log E exp(-e^{s + chi_j}), trapezoid in w."
+    ("log K_{p,j}(s) = log E k_p(s + chi_j) (k_p(w) = e^{pw - e^w}) and log Phi_j(s) = log E "
+     "exp(-e^{s + chi_j}), trapezoid in w.")
     w = np.arange(w_lo, 4.5 + h_w / 2, h_w)
     ew = np.exp(w)
     lk = {"1": w - ew, "2": 2 * w - ew}
@@ -304,7 +422,8 @@ def _log_fns(s, mu_e, sd, keys, h_w, w_lo):
     return out
 
 def _log_integrand(name, F, L):
-    "Log of one of the six integrands (in s = log t) of A, B = B1 + B2, 1 - A and 1 - B = cB1 + cB2 for length L."
+    ("Log of one of the six integrands (in s = log t) of A, B = B1 + B2, 1 - A and 1 - B = cB1 + "
+     "cB2 for length L.")
     if name == "A": return F["K1e"] + (L - 1) * F["P0"]
     if name == "B1": return F["K2e"] + (L - 1) * F["P0"]
     if name == "B2": return math.log(L - 1) + F["K20"] + F["Pe"] + (L - 2) * F["P0"]
@@ -318,24 +437,37 @@ def _laplace_log_softmax(mean_e:float, # mean of the selected token's score
                          n_coarse:int=256, # coarse s-grid (locates each log-concave integrand)
                          n_fine:int=256, # fine s-grid per integrand
                          h_w:float=0.25, # trapezoid step in w = s + chi
-                         drop:float=75.0, # keep the region where an integrand is within e^-drop of its peak
+                         drop:float=75.0, # keep the region where an integrand is within e^-drop of
+                                          # its peak
                         ) -> dict:
-    "log A, log B, log(1 - A), log(1 - B) of softmax by the Laplace identity in log space; the cost depends on none of mean_e, sd, L."
-    # the same terms are often asked for twice in a row (an optimum, then its check against population_risk and the
-    # Bayes risk): remember recent results (inputs rounded to 13 significant digits: a change below that is invisible)
-    key = (float(f"{mean_e:.13g}"), float(f"{sd:.13g}"), tuple(lengths.items()), n_coarse, n_fine, h_w, drop)
+    ("log A, log B, log(1 - A), log(1 - B) of softmax by the Laplace identity in log space; the "
+     "cost depends on none of mean_e, sd, L.")
+    # the same terms are often asked for twice in a row (an optimum, then its check against
+    # population_risk and the
+    # Bayes risk): remember recent results (inputs rounded to 13 significant digits: a change below
+    # that is invisible)
+    key = (
+        float(f"{mean_e:.13g}"),
+        float(f"{sd:.13g}"),
+        tuple(lengths.items()),
+        n_coarse,
+        n_fine,
+        h_w,
+        drop,
+    )
     if key in _LOG_MEMO: return dict(_LOG_MEMO[key])
     s = np.linspace(-max(mean_e, 0.0) - 15 * sd - 45, -min(mean_e, 0.0) + 15 * sd + 45, n_coarse)
-    w_lo = -45.0 - math.log(max(lengths))      # the kernel tail beyond w_lo, e^{w_lo}, times L stays below e^-45
+    # the kernel tail beyond w_lo, e^{w_lo}, times L stays below e^-45
+    w_lo = -45.0 - math.log(max(lengths))
     F = _log_fns(s, mean_e, sd, ("K1e", "K2e", "K10", "K20", "Pe", "P0"), h_w, w_lo)
     parts = {"A": [], "B": [], "cA": [], "cB": []}
     for L, p in lengths.items():
-        for name in _LOG_NEEDS:
+        for name, needs in _LOG_NEEDS.items():
             if (L < 2 and name in ("B2", "cA", "cB1")) or (L < 3 and name == "cB2"): continue
             l = _log_integrand(name, F, L)
             i = np.flatnonzero(l > np.max(l) - drop)
             sf = np.linspace(s[max(i[0] - 1, 0)], s[min(i[-1] + 1, len(s) - 1)], n_fine)
-            lf = _log_integrand(name, _log_fns(sf, mean_e, sd, _LOG_NEEDS[name], h_w, w_lo), L)
+            lf = _log_integrand(name, _log_fns(sf, mean_e, sd, needs, h_w, w_lo), L)
             key = name if name in ("A", "cA") else name[:-1]
             parts[key].append(_lse(lf) + math.log(sf[1] - sf[0]) + math.log(p))
     out = {k: (float(_lse(np.array(v))) if v else -np.inf) for k, v in parts.items()}
@@ -349,29 +481,49 @@ def _laplace_max_AB(log_a, # vectorised log a(u) of a normalised activation
                     m_k:float, # k.k*/D
                     q_k:float, # k.k/D >= m_k^2
                     lengths:dict, # {L: P(L)}
-                    n:int=96, # Gauss-Hermite nodes per Gaussian (raised to n_factor times the log-weight slopes)
+                    n:int=96, # Gauss-Hermite nodes per Gaussian (raised to n_factor times the
+                              # log-weight slopes)
                     ds:float=0.25, # step of the log t and log s grids
                     n_factor:float=40.0, # raise n to n_factor * slope (0: never)
                     quantise:bool=False, # round raised orders up to powers of two (for optimisers)
                    ) -> tuple:
-    "A, B, 1 - A, 1 - B of a normalised activation in max-SLR at finite nu, by the Laplace identity for both denominators."
+    ("A, B, 1 - A, 1 - B of a normalised activation in max-SLR at finite nu, by the Laplace "
+     "identity for both denominators.")
     r = math.sqrt(max(q_k - m_k * m_k, 0.0)); sd = math.sqrt(q_k)
-    _, B, _, cB = _laplace_AB(log_a, 0.0, q_k, lengths, n=n, ds=ds, complements=True, n_factor=n_factor, quantise=quantise)
+    _, B, _, cB = _laplace_AB(
+        log_a, 0.0, q_k, lengths, n=n, ds=ds, complements=True, n_factor=n_factor, quantise=quantise
+    )
     g = np.linspace(-4, 4, 81) * max(sd, 1e-12)
-    sl = float(np.max(np.abs(np.diff(log_a(g))))) / (g[1] - g[0]) if sd > 0 else 0.0   # |(log a)'| over +- 4 sd
+    # |(log a)'| over +- 4 sd
+    sl = float(np.max(np.abs(np.diff(log_a(g))))) / (g[1] - g[0]) if sd > 0 else 0.0
     n1 = _raise_n(n, n_factor * max(nu, abs(m_k) * sl), quantise)
-    rs = r * sl                                                               # the xi-integrand varies on the scale 1/rs
-    n2 = 1 if rs < 1e-7 else _raise_n(16, min(4 * n_factor * rs, n) if 4 * n_factor * rs <= n else max(n, n_factor * rs), quantise)
+    # the xi-integrand varies on the scale 1/rs
+    rs = r * sl
+    n2 = (
+        1
+        if rs < 1e-7
+        else _raise_n(
+            16,
+            min(4 * n_factor * rs, n) if 4 * n_factor * rs <= n else max(n, n_factor * rs),
+            quantise,
+        )
+    )
     x1, w1 = hermite_rule(n1)
     x2, w2 = (np.zeros(1), np.ones(1)) if n2 == 1 else hermite_rule(n2)
-    su = _s_grid(lambda x: nu * np.asarray(x, float), (0.0,), 1.0, ds)      # log t: covers U = t e^{nu chi*}
-    sw = _s_grid(log_a, (0.0,), sd, ds)                                      # log s: covers V = s a(chi)
-    check_memory("nu, q_k (the score scales set the quadrature size)", 8.0 * (4 * min(sw.size, 64) * n1 * n2 + 8 * su.size * sw.size))
+    # log t: covers U = t e^{nu chi*}
+    su = _s_grid(lambda x: nu * np.asarray(x, float), (0.0,), 1.0, ds)
+    # log s: covers V = s a(chi)
+    sw = _s_grid(log_a, (0.0,), sd, ds)
+    check_memory(
+        "nu, q_k (the score scales set the quadrature size)",
+        8.0 * (4 * min(sw.size, 64) * n1 * n2 + 8 * su.size * sw.size),
+    )
     U = np.exp(np.minimum(su[:, None] + nu * x1[None, :], 700.0)); eU = np.exp(-U)
-    F0, F1 = eU * w1, U * eU * w1                                            # (log t, chi*) with the chi* weights
+    # (log t, chi*) with the chi* weights
+    F0, F1 = eU * w1, U * eU * w1
     la = log_a(m_k * x1[:, None] + r * x2[None, :])                           # (chi*, xi)
     H0, H1 = np.empty((sw.size, n1)), np.empty((sw.size, n1))
-    for i in range(0, sw.size, 64):                                          # xi-averages, in chunks of log s
+    for i in range(0, sw.size, 64):  # xi-averages, in chunks of log s
         V = np.exp(np.minimum(sw[i:i + 64, None, None] + la[None], 700.0)); eV = np.exp(-V)
         H0[i:i + 64] = eV @ w2; H1[i:i + 64] = (V * eV) @ w2
     G, K11 = F0 @ H0.T, F1 @ H1.T                                            # (log t, log s)
@@ -387,7 +539,30 @@ def _laplace_max_AB(log_a, # vectorised log a(u) of a normalised activation
 # %% ../../nbs/01c_slr_population.ipynb #a5204f1f
 @dataclass
 class RiskTerms:
-    "A = E[sigma(chi)_eps] and B = E[||sigma(chi)||^2] on the symmetric manifold, with the accuracy of the route."
+    """A = E[sigma(chi)_eps] and B = E[||sigma(chi)||^2] on the symmetric manifold, with the
+    accuracy of the route.
+
+    Parameters
+    ----------
+    A : float
+        E[sigma(chi)_{eps*}]
+    B : float
+        E[||sigma(chi)||^2]
+    method : str
+        "closed form", "gauss-hermite", "laplace" or "monte carlo"
+    err_A : float
+        accuracy of A: refinement difference (quadrature) or standard error (Monte Carlo)
+    err_B : float
+        accuracy of B (same meaning)
+    n_mc : int | None, default None
+        Monte Carlo sample size (Monte Carlo route only)
+    seed : object, default None
+        Monte Carlo seed (common random numbers)
+    cA : float | None, default None
+        1 - A (computed without cancellation on the Laplace route)
+    cB : float | None, default None
+        1 - B (same)
+    """
     A: float # E[sigma(chi)_{eps*}]
     B: float # E[||sigma(chi)||^2]
     method: str # "closed form", "gauss-hermite", "laplace" or "monte carlo"
@@ -401,7 +576,33 @@ class RiskTerms:
 # %% ../../nbs/01c_slr_population.ipynb #aea5d6b3
 @dataclass
 class PopulationRisk:
-    "Population risk R = noise^2 + 1 - 2 m_v A + q_v B at given overlaps."
+    """Population risk R = noise^2 + 1 - 2 m_v A + q_v B at given overlaps.
+
+    Parameters
+    ----------
+    risk : float
+        E(y - f)^2
+    excess : float
+        risk - noise^2
+    err : float
+        accuracy of `risk` (see `method`)
+    A : float
+        E[sigma_eps]
+    B : float
+        E[||sigma||^2]
+    method : str
+        the route used for A and B
+    m_k : float
+        key overlap with k*
+    q_k : float
+        key self-overlap
+    m_v : float
+        value overlap with v*
+    q_v : float
+        value self-overlap
+    c : float
+        offset (erf only)
+    """
     risk: float # E(y - f)^2
     excess: float # risk - noise^2
     err: float # accuracy of `risk` (see `method`)
@@ -417,40 +618,58 @@ class PopulationRisk:
 # %% ../../nbs/01c_slr_population.ipynb #afc7fa40
 # routes and the cancellation-free combination of A and B
 _METHODS = ("auto", "closed form", "gauss-hermite", "laplace", "monte carlo")
-MAX_NU_LAPLACE_MAX = 8.0 # max-SLR, normalised activations: the two-denominator Laplace route up to this nu (its chi*-rule
-                         # needs 40 nu nodes and a refinement to 80 nu within 1024: error 4e-6 at nu = 8, 3e-5 unseen at 12)
+# max-SLR, normalised activations: the two-denominator Laplace route up to this nu (its chi*-rule
+MAX_NU_LAPLACE_MAX = 8.0
+                         # needs 40 nu nodes and a refinement to 80 nu within 1024: error 4e-6 at nu
+                         # = 8, 3e-5 unseen at 12)
 
 def _excess(A, B, cA, cB, m_v, q_v):
-    "1 - 2 m_v A + q_v B; through the complements 1 - A, 1 - B when A and B are close to 1 (no cancellation)."
-    if cA is not None and cA < 0.5 and cB < 0.5: return (1 - m_v)**2 + (q_v - m_v**2) + 2 * m_v * cA - q_v * cB
+    ("1 - 2 m_v A + q_v B; through the complements 1 - A, 1 - B when A and B are close to 1 (no "
+     "cancellation).")
+    if cA is not None and cA < 0.5 and cB < 0.5:
+        return (1 - m_v)**2 + (q_v - m_v**2) + 2 * m_v * cA - q_v * cB
     return 1 - 2 * m_v * A + q_v * B
 
 def _routes(model, act):
     "The deterministic routes available for (model, activation), best first."
-    if model.positional: return ["monte carlo"]   # the quadratures assume exchangeable tokens (see 01f_slr_positional)
+    if model.positional:
+        # the quadratures assume exchangeable tokens (see 01f_slr_positional)
+        return ["monte carlo"]
     r = []
     if _closed_AB(model, act, 0.0, 1.0, 0.0) is not None: r.append("closed form")
     if isinstance(act, ElementwiseActivation): r.append("gauss-hermite")
-    if isinstance(act, NormalisedActivation) and (model.kind == "spiked" or model.nu <= MAX_NU_LAPLACE_MAX): r.append("laplace")
+    if isinstance(act, NormalisedActivation) and model.has_laplace_route(): r.append("laplace")
     return r + ["monte carlo"]
 
-def _terms(model, act, m_k, q_k, c, method, n, ds, n_mc, seed, n_factor=40.0, quantise=False, fine=False):
-    "(A, B, 1 - A, 1 - B) by the given route; the complements (computed without cancellation) only on the Laplace route, else None."
+def _planted_laplace_AB(model, act, mean_e, q_k, n, ds, n_factor, quantise, fine):
+    "(A, B, 1 - A, 1 - B) of a normalised activation when the selected score has mean mean_e."
     sd = math.sqrt(q_k)
-    if method == "laplace" and model.kind == "max":     # finite nu: both softmax denominators by the Laplace identity
-        kw = dict(n=2 * n, ds=ds / 2) if fine else dict(n=n, ds=ds)
-        return _laplace_max_AB(act.log_a, model.nu, m_k, q_k, model.length_probs, n_factor=n_factor, quantise=quantise, **kw)
-    # softmax: the log-space route (exact at any nu and L); an optimiser's search keeps the cheaper Gauss-Hermite rule
-    # where that one is accurate (moderate scores and lengths)
-    if method == "laplace" and act is softmax and sd >= LOG_ROUTE_MIN_SD and not (quantise and sd <= 4 and model.L_max <= 64):
-        kw = _LOG_FINE if fine else (dict(n_coarse=256, n_fine=128) if quantise else {})
-        r = _laplace_log_softmax(m_k * math.sqrt(model.nu), math.sqrt(q_k), model.length_probs, **kw)
+    # softmax: the log-space route (exact at any nu and L); an optimiser's search keeps the cheaper
+    # Gauss-Hermite rule where that one is accurate (moderate scores and lengths)
+    if (
+        act is softmax
+        and sd >= LOG_ROUTE_MIN_SD
+        and not (quantise and sd <= 4 and model.L_max <= 64)
+    ):
+        kw = _LOG_FINE if fine else ({"n_coarse": 256, "n_fine": 128} if quantise else {})
+        r = _laplace_log_softmax(mean_e, sd, model.length_probs, **kw)
         return tuple(math.exp(r[k]) for k in ("A", "B", "cA", "cB"))
+    return _laplace_AB(act.log_a, mean_e, q_k, model.length_probs, n=n, ds=ds, complements=True,
+                       n_factor=n_factor, quantise=quantise)
+
+def _terms(
+    model, act, m_k, q_k, c, method, n, ds, n_mc, seed, n_factor=40.0, quantise=False, fine=False
+):
+    ("(A, B, 1 - A, 1 - B) by the given route; the complements (computed without cancellation) "
+     "only on the Laplace route, else None.")
     if method == "laplace":
-        return _laplace_AB(act.log_a, m_k * math.sqrt(model.nu), q_k, model.length_probs, n=n, ds=ds, complements=True,
-                           n_factor=n_factor, quantise=quantise)
+        return model.normalised_terms(act, m_k, q_k, n, ds, n_factor=n_factor, quantise=quantise,
+                                      fine=fine)
     if method == "closed form": A, B = _closed_AB(model, act, m_k, q_k, c)
-    elif method == "gauss-hermite": A, B = _elementwise_AB(model, act, m_k, q_k, c, _raise_n(n, n_factor * math.sqrt(q_k), quantise))
+    elif method == "gauss-hermite":
+        A, B = model.elementwise_terms(
+            act, m_k, q_k, c, _raise_n(n, n_factor * math.sqrt(q_k), quantise)
+        )
     else: A, B = _mc_AB(model, act, m_k, q_k, c, n_mc, seed)[:2]
     return A, B, None, None
 
@@ -460,14 +679,43 @@ def risk_terms(model:SLRModel, # SpikedSLR or MaxSLR
                m_k:float, # k.k*/D
                q_k:float, # k.k/D >= m_k^2
                c:float=0.0, # erf offset
-               method:str="auto", # "auto" or one of "closed form", "gauss-hermite", "laplace", "monte carlo"
+               method:str="auto", # "auto" or one of "closed form", "gauss-hermite", "laplace",
+                                  # "monte carlo"
                n:int=96, # Gauss-Hermite nodes (quadrature routes)
                ds:float=0.25, # step in s = log t (Laplace route)
                n_mc:int=200_000, # Monte Carlo samples
                seed=0, # Monte Carlo seed (common random numbers)
-               accuracy:bool=True, # estimate the accuracy (doubled resolution for quadrature routes)
+               accuracy:bool=True, # estimate the accuracy (doubled resolution for quadrature
+                                   # routes)
               ) -> RiskTerms:
-    "A = E[sigma(chi)_eps] and B = E[||sigma(chi)||^2] on the symmetric manifold, by the best available route."
+    """A = E[sigma(chi)_eps] and B = E[||sigma(chi)||^2] on the symmetric manifold, by the best
+    available route.
+
+    Parameters
+    ----------
+    model : SLRModel
+        SpikedSLR or MaxSLR
+    activation
+        name or Activation
+    m_k : float
+        k.k*/D
+    q_k : float
+        k.k/D >= m_k^2
+    c : float, default 0.0
+        erf offset
+    method : str, default 'auto'
+        "auto" or one of "closed form", "gauss-hermite", "laplace", "monte carlo"
+    n : int, default 96
+        Gauss-Hermite nodes (quadrature routes)
+    ds : float, default 0.25
+        step in s = log t (Laplace route)
+    n_mc : int, default 200000
+        Monte Carlo samples
+    seed : default 0
+        Monte Carlo seed (common random numbers)
+    accuracy : bool, default True
+        estimate the accuracy (doubled resolution for quadrature
+    """
     _check_model(model)
     act = get_activation(activation)
     m_k, q_k, c = _check_overlaps(m_k, q_k, c)
@@ -476,7 +724,9 @@ def risk_terms(model:SLRModel, # SpikedSLR or MaxSLR
     accuracy = _check_bool("accuracy", accuracy)
     avail = _routes(model, act)
     if method == "auto": method = avail[0]
-    elif method not in avail: raise ValueError(f"method must be one of {avail} for {model!r} and {act.name}, got {method!r}")
+    elif method not in avail:
+        raise ValueError(f"method must be one of {avail} for {model!r} and {act.name}, got "
+                         f"{method!r}")
     if method == "monte carlo":
         A, B, eA, eB = _mc_AB(model, act, m_k, q_k, c, n_mc, seed)
         _check_finite_terms(act, A, B, m_k, q_k, c)
@@ -485,7 +735,9 @@ def risk_terms(model:SLRModel, # SpikedSLR or MaxSLR
     _check_finite_terms(act, A, B, m_k, q_k, c)
     eA = eB = 0.0
     if accuracy and method != "closed form":
-        A2, B2, cA2, cB2 = _terms(model, act, m_k, q_k, c, method, 2 * n, ds / 2, n_mc, seed, fine=True)
+        A2, B2, cA2, cB2 = _terms(
+            model, act, m_k, q_k, c, method, 2 * n, ds / 2, n_mc, seed, fine=True
+        )
         eA, eB = abs(A2 - A), abs(B2 - B)
         if cA is not None: eA, eB = max(eA, abs(cA2 - cA)), max(eB, abs(cB2 - cB))
     f = lambda x: None if x is None else float(x)
@@ -501,69 +753,162 @@ def population_risk(model:SLRModel, # SpikedSLR or MaxSLR
                     c:float=0.0, # erf offset
                     **kw, # passed to `risk_terms` (method, n, ds, n_mc, seed, accuracy)
                    ) -> PopulationRisk:
-    "Population risk on the symmetric manifold: noise^2 + 1 - 2 m_v A + q_v B."
+    """Population risk on the symmetric manifold: noise^2 + 1 - 2 m_v A + q_v B.
+
+    Parameters
+    ----------
+    model : SLRModel
+        SpikedSLR or MaxSLR
+    activation
+        name or Activation
+    m_k : float
+        k.k*/D
+    q_k : float
+        k.k/D >= m_k^2
+    m_v : float
+        v.v*/D
+    q_v : float
+        v.v/D >= m_v^2
+    c : float, default 0.0
+        erf offset
+    **kw
+        passed to `risk_terms` (method, n, ds, n_mc, seed, accuracy)
+    """
     m_v, q_v = _check_pair("m_v", m_v, "q_v", q_v)
     t = risk_terms(model, activation, m_k, q_k, c, **kw)
     excess = _excess(t.A, t.B, t.cA, t.cB, m_v, q_v)
-    if t.method == "monte carlo":   # standard error of the combined per-sample estimator
-        a, b = _mc_AB(model, get_activation(activation), m_k, q_k, c, t.n_mc, t.seed, per_sample=True)
+    if t.method == "monte carlo":  # standard error of the combined per-sample estimator
+        a, b = _mc_AB(
+            model, get_activation(activation), m_k, q_k, c, t.n_mc, t.seed, per_sample=True
+        )
         err = float(np.std(-2 * m_v * a + q_v * b, ddof=1) / math.sqrt(len(a)))
     else: err = 2 * abs(m_v) * t.err_A + q_v * t.err_B
-    return PopulationRisk(model.noise**2 + excess, excess, err, t.A, t.B, t.method, m_k, q_k, m_v, q_v, c)
+    return PopulationRisk(
+        model.noise**2 + excess, excess, err, t.A, t.B, t.method, m_k, q_k, m_v, q_v, c
+    )
 
 # %% ../../nbs/01c_slr_population.ipynb #3dcb3b3d
 def _bayes_excess(model, n=96, ds=0.25, fine=False):
-    "(1 - E||p||^2, its log) for p the location posterior, averaged over the lengths (no cancellation at large nu)."
-    mean, var = (model.nu, model.nu) if model.kind == "spiked" else (0.0, model.nu**2)
+    ("(1 - E||p||^2, its log) for p the location posterior, averaged over the lengths (no "
+     "cancellation at large nu).")
+    mean, var = model.bayes_logit_law()
     if math.sqrt(var) >= LOG_ROUTE_MIN_SD:    # log space: cost independent of nu, no underflow
         kw = _LOG_FINE if fine else {}
         lb = _laplace_log_softmax(mean, math.sqrt(var), model.length_probs, **kw)["cB"]
         return math.exp(lb), lb
-    b = _laplace_AB(softmax.log_a, mean, var, model.length_probs, n=2 * n if fine else n, ds=ds / 2 if fine else ds,
-                    complements=True)[3]
+    b = _laplace_AB(
+        softmax.log_a,
+        mean,
+        var,
+        model.length_probs,
+        n=2 * n if fine else n,
+        ds=ds / 2 if fine else ds,
+        complements=True,
+    )[3]
     return b, (math.log(b) if b > 0 else -np.inf)
 
 @dataclass
 class BayesRisk:
-    "Bayes risk noise^2 + 1 - E||p||^2, p = P(eps | X) = softmax(c_nu chi*)."
+    """Bayes risk noise^2 + 1 - E||p||^2, p = P(eps | X) = softmax(c_nu chi*).
+
+    Parameters
+    ----------
+    risk : float
+        Bayes risk E(y - E[y|X])^2
+    excess : float
+        risk - noise^2 (0.0 only where it underflows: see log_excess)
+    err : float
+        accuracy (refinement difference of the quadrature; 0 when exact)
+    method : str
+        "laplace" or "exact"
+    log_excess : float, default -np.inf
+        log of the excess, finite where it underflows (-250006.3 at nu =
+    nishimori_gap : float, default 0.0
+        E p_eps - E ||p||^2: 0 by symmetry, computed for positional models
+    """
     risk: float # Bayes risk E(y - E[y|X])^2
     excess: float # risk - noise^2 (0.0 only where it underflows: see log_excess)
     err: float # accuracy (refinement difference of the quadrature; 0 when exact)
     method: str # "laplace" or "exact"
-    log_excess: float = -np.inf # natural log of the excess, finite even where the excess underflows (e.g. -250006.3 at nu = 1e6)
+    log_excess: float = -np.inf # log of the excess, finite where it underflows (-250006.3 at nu =
+                                # 1e6)
+    nishimori_gap: float = 0.0 # E p_eps - E ||p||^2: 0 by symmetry, computed for positional models
 
-def bayes_risk(model:SLRModel, # SpikedSLR or MaxSLR (any length law, nu = inf allowed for MaxSLR)
-               n:int=96, # Gauss-Hermite nodes, in [8, 4096] (route for score standard deviations below 1/2)
+# %% ../../nbs/01c_slr_population.ipynb #bayes-risk
+def _positional_bayes(model, n, ds, accuracy):
+    "The Bayes risk of a positional model by the generalised Laplace identity (01f)."
+    from attnstat.slr.positional import bayes_risk_pos
+    r = bayes_risk_pos(model, n=n, ds=ds, accuracy=accuracy)
+    lb = math.log(r.excess) if r.excess > 0 else -np.inf
+    return BayesRisk(r.risk, r.excess, r.err, "laplace", lb, r.nishimori_gap)
+
+def bayes_risk(model:SLRModel, # SpikedSLR or MaxSLR (any length law, prior, bias; nu = inf: MaxSLR)
+               n:int=96, # Gauss-Hermite nodes, in [8, 4096] (score standard deviations below 1/2)
                ds:float=0.25, # step in s = log t, in (0, 1] (same route)
-               accuracy:bool=True, # estimate the accuracy (a second evaluation at doubled resolution; err = nan otherwise)
+               accuracy:bool=True, # estimate the accuracy (doubled resolution; err = nan otherwise)
               ) -> BayesRisk:
-    "Population Bayes risk noise^2 + 1 - E||softmax(c_nu chi*)||^2 (= noise^2 at nu = inf in max-SLR)."
+    """Population Bayes risk noise^2 + 1 - E||p||^2 of the location posterior p, for every model.
+
+    Parameters
+    ----------
+    model : SLRModel
+        SpikedSLR or MaxSLR (any length law, prior, bias; nu = inf: MaxSLR)
+    n : int, default 96
+        Gauss-Hermite nodes, in [8, 4096] (score standard deviations below 1/2)
+    ds : float, default 0.25
+        step in s = log t, in (0, 1] (same route)
+    accuracy : bool, default True
+        estimate the accuracy (doubled resolution; err = nan otherwise)
+    """
     _check_model(model)
-    if model.positional: raise ValueError(f"bayes_risk assumes exchangeable tokens, but {model!r} has position dependence: use attnstat.slr.positional.bayes_risk_pos")
     n, ds = _check_quad(n, ds)
-    if model.kind == "max" and np.isinf(model.nu): return BayesRisk(model.noise**2, 0.0, 0.0, "exact", -np.inf)
     accuracy = _check_bool("accuracy", accuracy)
+    if model.is_noiseless_limit: return BayesRisk(model.noise**2, 0.0, 0.0, "exact", -np.inf)
+    if model.positional: return _positional_bayes(model, n, ds, accuracy)
     b, lb = _bayes_excess(model, n, ds)
     err = abs(_bayes_excess(model, n, ds, fine=True)[0] - b) if accuracy else np.nan
     return BayesRisk(model.noise**2 + b, b, err, "laplace", lb)
 
 # %% ../../nbs/01c_slr_population.ipynb #d9c66a42
 def bayes_risk_L2(nu:float, # spiked-SLR signal strength
-                  noise:float=0.0, # label noise Delta
+                  noise:float=0.0, # label noise Delta, in [0, 1e100] (Delta^2 must be finite)
                   n:int=128, # Gauss-Hermite nodes
                  ) -> float:
-    "Spiked-SLR Bayes risk at L = 2 by the 1-D formula noise^2 + E[2 s(sqrt(nu) W)(1 - s(sqrt(nu) W))], W ~ N(sqrt(nu), 2)."
-    nu = check_real("nu", nu, lo=0.0); noise = check_real("noise", noise, lo=0.0)
+    """Spiked-SLR Bayes risk at L = 2: noise^2 + E[2 s(a W) s(-a W)], a = sqrt(nu), W ~ N(a, 2).
+
+    Parameters
+    ----------
+    nu : float
+        spiked-SLR signal strength
+    noise : float, default 0.0
+        label noise Delta, in [0, 1e100] (Delta^2 must be finite)
+    n : int, default 128
+        Gauss-Hermite nodes
+    """
+    nu = check_real("nu", nu, lo=0.0); noise = check_real("noise", noise, lo=0.0, hi=_NOISE_MAX)
     a = math.sqrt(nu)
-    n = max(check_int("n", n, lo=8, hi=4096), min(1024, int(40 * math.sqrt(2) * a)))   # resolve the logistic bump of width 1/a
-    return noise**2 + float(gauss_expect(lambda w: 2 * special.expit(a * w) * special.expit(-a * w), a, 2.0, n=n, check=False))
+    n = check_int("n", n, lo=8, hi=4096)
+    n = max(n, min(1024, int(40 * math.sqrt(2) * a)))   # resolve the logistic bump of width 1/a
+    bump = lambda w: 2 * special.expit(a * w) * special.expit(-a * w)
+    return noise**2 + float(gauss_expect(bump, a, 2.0, n=n, check=False))
 
 # %% ../../nbs/01c_slr_population.ipynb #fea5e0d1
 def bayes_risk_mc(model:SLRModel, # SpikedSLR or MaxSLR
                   n:int=200_000, # Monte Carlo samples
                   seed=0, # seed
                  ) -> tuple:
-    "Monte Carlo (mean, standard error) of (y - p.z*)^2 with p = model.posterior(chi*): an independent check."
+    """Monte Carlo (mean, standard error) of (y - p.z*)^2 with p = model.posterior(chi*): an
+    independent check.
+
+    Parameters
+    ----------
+    model : SLRModel
+        SpikedSLR or MaxSLR
+    n : int, default 200000
+        Monte Carlo samples
+    seed : default 0
+        seed
+    """
     _check_model(model); n = check_int("n", n, lo=2)
     P = model.sample_projections(n, seed)
     err2 = (P.y - np.sum(model.posterior(P.chi_star, P.mask) * P.z_star, axis=1))**2
@@ -572,155 +917,315 @@ def bayes_risk_mc(model:SLRModel, # SpikedSLR or MaxSLR
 # %% ../../nbs/01c_slr_population.ipynb #ec45d686
 @dataclass
 class OptimalRisk:
-    "Minimum of the population risk over (m_k, q_k >= m_k^2, c) with m_v = q_v^(1/2) = A/B."
+    """Minimum of the population risk over (m_k, q_k >= m_k^2, c) with m_v = q_v^(1/2) = A/B.
+
+    Parameters
+    ----------
+    risk : float
+        optimal population risk noise^2 + 1 - A^2/B
+    excess : float
+        risk - noise^2
+    err : float
+        accuracy of `risk` (quadrature refinement or Monte Carlo standard error)
+    m_k : float
+        optimal overlaps (and erf offset)
+    q_k : float
+        optimal overlaps (and erf offset)
+    m_v : float
+        optimal overlaps (and erf offset)
+    q_v : float
+        optimal overlaps (and erf offset)
+    c : float
+        optimal overlaps (and erf offset)
+    A : float
+        the terms at the optimum
+    B : float
+        the terms at the optimum
+    method : str
+        route used for A and B, or "hardmax limit"
+    success : bool
+        the optimiser converged (its own test, or a projected gradient < 1e-6 after a
+    capped : bool
+        the optimum sits at the cap |m_k| = m_k_cap (the risk decreases beyond it)
+    m_k_cap : float
+        the cap used
+    n_eval : int
+        objective evaluations
+    activation : str, default ''
+        activation name
+    """
     risk: float # optimal population risk noise^2 + 1 - A^2/B
     excess: float # risk - noise^2
     err: float # accuracy of `risk` (quadrature refinement or Monte Carlo standard error)
     m_k: float; q_k: float; m_v: float; q_v: float; c: float # optimal overlaps (and erf offset)
     A: float; B: float # the terms at the optimum
     method: str # route used for A and B, or "hardmax limit"
-    success: bool # the optimiser converged (its own test, or a projected gradient < 1e-6 after a failed line search)
+    success: bool # the optimiser converged (its own test, or a projected gradient < 1e-6 after a
+                  # failed line search)
     capped: bool # the optimum sits at the cap |m_k| = m_k_cap (the risk decreases beyond it)
     m_k_cap: float # the cap used
     n_eval: int # objective evaluations
     activation: str = "" # activation name
 
-# %% ../../nbs/01c_slr_population.ipynb #6d76da56
+# %% ../../nbs/01c_slr_population.ipynb #opt-seed
 def _independent_seed(seed) -> int:
-    "An integer seed whose draws are independent of those of `seed` (int or Generator), for re-evaluating an optimum."
+    "An integer seed whose draws are independent of those of `seed` (int or Generator)."
     if isinstance(seed, np.random.Generator): return int(seed.integers(2**62))
-    return int(np.random.SeedSequence([0 if seed is None else int(seed), 0x5EED]).generate_state(1, np.uint64)[0] >> 2)
+    seq = np.random.SeedSequence([0 if seed is None else int(seed), 0x5EED])
+    return int(seq.generate_state(1, np.uint64)[0] >> 2)
 
-def optimal_population_risk(model:SLRModel, # SpikedSLR or MaxSLR
-                            activation, # name or Activation
-                            method:str="auto", # route for A and B (see `risk_terms`)
-                            c=None, # fix the erf offset to this value (default: optimised)
-                            m_k_cap:float|None=None, # cap on |m_k| (default max(30, 10 c_nu); 1e3 at nu = inf)
-                            n:int=96, # Gauss-Hermite nodes
-                            n_mc:int=200_000, # Monte Carlo samples (Monte Carlo route)
-                            seed=0, # Monte Carlo seed (common random numbers)
-                            x0=None, # starting (m_k, r_k[, c]) with r_k = sqrt(q_k - m_k^2) (m_k >= 0: k . k* >= 0)
-                           ) -> OptimalRisk:
-    "Optimal population risk of an activation: minimise noise^2 + 1 - A^2/B over m_k, q_k >= m_k^2 (and c for erf)."
-    _check_model(model)
-    act = get_activation(activation)
-    d2 = model.noise**2
-    if act is softmax and model.kind == "max" and np.isinf(model.nu):
-        # hardmax limit: k = t k*, t -> inf gives weights -> one-hot on argmax chi* = eps*, so A = B = 1
-        return OptimalRisk(d2, 0.0, 0.0, np.inf, np.inf, 1.0, 1.0, 0.0, 1.0, 1.0, "hardmax limit", True, False,
-                           np.inf, 0, act.name)
-    method = _check_method(method)
-    avail = _routes(model, act)
-    if method == "auto": method = avail[0]
-    elif method not in avail: raise ValueError(f"method must be one of {avail}, got {method!r}")
-    n_mc = check_int("n_mc", n_mc, lo=2); n, _ = _check_quad(n, 0.25)
-    cnu = model.c_nu
-    cap = (1e3 if np.isinf(cnu) else max(30.0, 10 * cnu)) if m_k_cap is None else check_real("m_k_cap", m_k_cap, lo=1e-5) # above the search's floor M_MIN = 1e-6
-    free_c = act.has_offset and c is None
-    c_fix = 0.0 if c is None else check_real("c", c)
-    if x0 is not None:
-        x0 = check_array("x0", x0, ndim=1)
-        if len(x0) != 2 + free_c: raise ValueError(f"x0 must hold (m_k, r_k{', c' if free_c else ''}), got {len(x0)} values")
-        if x0[1] < 0: raise ValueError(f"x0[1] = r_k = sqrt(q_k - m_k^2) must be >= 0, got {x0[1]!r}")
-    n_eval, fac = [0], [12.0]
-    # variables: (log m_k, r_k = sqrt(q_k - m_k^2)[, c]); log m_k makes steps multiplicative, so that a first
-    # line-search step cannot throw m_k onto the flat large-m_k plateau of sub-exponential activations
-    M_MIN = 1e-6
-    to_th = lambda x: [math.log(max(x[0], M_MIN))] + [float(v) for v in x[1:]]
-    def terms(th):
-        m, r = math.exp(th[0]), th[1]; cc = th[2] if free_c else c_fix
-        return _terms(model, act, m, m * m + r * r, cc, method, n_search, ds_search, n_mc, seed, n_factor=fac[0], quantise=True)
-    def obj(th):
-        n_eval[0] += 1
-        A, B, cA, cB = terms(th)
+# %% ../../nbs/01c_slr_population.ipynb #opt-search-class
+@dataclass
+class _Search:
+    "The optimiser's objective 1 - A^2/B in the variables (log m_k, r_k[, c]), r_k^2 = q_k - m_k^2."
+    model: SLRModel # the data model
+    act: Activation # the activation
+    method: str # route for A and B
+    free_c: bool # the offset c is a variable
+    c_fix: float # the offset otherwise
+    cap: float # cap on m_k and r_k
+    n_mc: int # Monte Carlo samples (Monte Carlo route)
+    seed: object # Monte Carlo seed
+    n_eval: int = 0 # objective evaluations
+    fac: float = 12.0 # rule order factor of the search (raised to 17 for a polishing pass)
+    M_MIN = 1e-6 # floor of m_k (log m_k makes steps multiplicative)
+
+    def bounds(self) -> list:
+        c = [(-10.0, 10.0)] if self.free_c else []
+        return [(math.log(self.M_MIN), math.log(self.cap)), (0.0, self.cap)] + c
+
+    def __call__(self, th):
+        "1 - A^2/B (through the complements when A, B -> 1) on a fixed, cheaper rule."
+        self.n_eval += 1
+        m, r = math.exp(th[0]), th[1]; c = th[2] if self.free_c else self.c_fix
+        A, B, cA, cB = _terms(self.model, self.act, m, m * m + r * r, c, self.method, 48, 0.5,
+                              self.n_mc, self.seed, n_factor=self.fac, quantise=True)
         if not B > 0: return 1.0
-        return _excess(A, B, cA, cB, A / B, (A / B)**2)      # = 1 - A^2/B (through the complements when A, B -> 1)
-    bounds = [(math.log(M_MIN), math.log(cap)), (0.0, cap)] + ([(-10.0, 10.0)] if free_c else [])
-    if x0 is not None and float(np.asarray(x0, float)[0]) < 1e-3:
-        x0 = None          # a warm start at m_k ~ 0 sits where d/d(log m_k) vanishes: start afresh instead
-    if x0 is not None:
-        starts = [list(np.asarray(x0, float))]
-        if act is linear and model.kind == "spiked":
-            l = model.mean_length; starts.append([math.sqrt(model.nu) * (l - 1) / l, 0.0])
-        if free_c:   # the offset can saturate (flat region): also try a fresh start
-            starts.append([max(min(cnu, cap) if np.isfinite(cnu) else 3.0, 0.3), 0.1, 0.0])
-        if act is softmax and np.isfinite(cnu): starts = [[min(cnu, cap), 0.0]]   # the Nishimori point beats any warm start
-    else:
-        m0 = min(cnu, cap) if np.isfinite(cnu) else min(3.0, cap)
-        if act is softmax: starts = [[m0, 0.0]]                         # Nishimori point
-        elif act is linear and model.kind == "spiked":
-            l = model.mean_length; starts = [[math.sqrt(model.nu) * (l - 1) / l, 0.0]]
-        else: starts = [[max(m0, 0.3), 0.1]]
-        if free_c: starts = [s + [cc] for s in starts for cc in (0.0, -1.0)]
-    # the search uses a fixed, cheaper rule (a smooth objective for finite differences); full rule at the end
-    starts = [to_th(st) for st in starts]
-    # a smooth perturbation delta of the objective moves the optimal risk by O(delta^2): a coarse rule suffices here
-    n_search, ds_search = 48, 0.5       # raised per evaluation to 12 sd |(log a)'| (powers of two)
-    if x0 is None and act is not softmax and not (act is linear and model.kind == "spiked"):
-        # coarse scan of m_k along k || k* (r_k = 0): a start in the right basin (sub-exponential activations
-        # have a second, worse, stationary region at m_k -> inf)
-        grid = [[math.log(mm), 0.0] + ([cc] if free_c else []) for mm in np.geomspace(0.05, cap, 14)
-                for cc in ((0.0, -1.0) if free_c else (None,))]
-        vals = [obj(np.array(g)) for g in grid]
-        starts.append(grid[int(np.argmin(vals))])
+        return _excess(A, B, cA, cB, A / B, (A / B)**2)
+
+    def minimise(self, th0):
+        return optimize.minimize(self, th0, method="L-BFGS-B", bounds=self.bounds(),
+                                 options={"ftol": 1e-13, "gtol": 1e-9, "maxiter": 500})
+
+    def ok(self, res) -> bool:
+        "The optimiser's own test, or (a failed line search at a flat optimum) a small gradient."
+        lo, hi = np.array([b[0] for b in self.bounds()]), np.array([b[1] for b in self.bounds()])
+        g = np.where(
+            ((res.x <= lo) & (res.jac > 0)) | ((res.x >= hi) & (res.jac < 0)), 0.0, res.jac
+        )
+        return bool(res.success) or float(np.max(np.abs(g))) < 1e-6
+
+# %% ../../nbs/01c_slr_population.ipynb #opt-starts
+def _warm_starts(model, act, x0, cnu, cap, free_c):
+    "Starts around a warm start x0 = (m_k, r_k[, c])."
+    if act is softmax and np.isfinite(cnu): return [[min(cnu, cap), 0.0]]   # the Nishimori point
+    starts = [list(np.asarray(x0, float))]
+    if act is linear and model.linear_start() is not None:
+        starts.append([model.linear_start(), 0.0])
+    if free_c:   # the offset can saturate (flat region): also try a fresh start
+        starts.append([max(min(cnu, cap) if np.isfinite(cnu) else 3.0, 0.3), 0.1, 0.0])
+    return starts
+
+def _cold_starts(model, act, cnu, cap, free_c):
+    "Starts without a warm start: the Nishimori point, the linear optimum, or a generic point."
+    m0 = min(cnu, cap) if np.isfinite(cnu) else min(3.0, cap)
+    if act is softmax: starts = [[m0, 0.0]]
+    elif act is linear and model.linear_start() is not None: starts = [[model.linear_start(), 0.0]]
+    else: starts = [[max(m0, 0.3), 0.1]]
+    if free_c: starts = [s + [cc] for s in starts for cc in (0.0, -1.0)]
+    return starts
+
+def _scan_start(search):
+    "Best point of a coarse scan along k || k* (sub-exponential activations have a worse region)."
+    cs = (0.0, -1.0) if search.free_c else (None,)
+    grid = [
+        [math.log(mm), 0.0] + ([cc] if search.free_c else [])
+        for mm in np.geomspace(0.05, search.cap, 14)
+        for cc in cs
+    ]
+    vals = [search(np.array(g)) for g in grid]
+    return grid[int(np.argmin(vals))]
+
+def _starts(search, x0):
+    "Starting points of the search, in its variables (log m_k, r_k[, c])."
+    model, act, cap, free_c = search.model, search.act, search.cap, search.free_c
+    cnu = model.c_nu
+    if x0 is not None and float(x0[0]) < 1e-3: x0 = None   # d/d(log m_k) vanishes at m_k ~ 0
+    if x0 is not None: starts = _warm_starts(model, act, x0, cnu, cap, free_c)
+    else: starts = _cold_starts(model, act, cnu, cap, free_c)
+    starts = [[math.log(max(x[0], search.M_MIN))] + [float(v) for v in x[1:]] for x in starts]
+    if (
+        x0 is None
+        and act is not softmax
+        and not (act is linear and model.linear_start() is not None)
+    ):
+        starts.append(_scan_start(search))
+    return starts
+
+# %% ../../nbs/01c_slr_population.ipynb #opt-search
+def _search(search, starts):
+    "The best L-BFGS-B minimum over the starts; a failed Laplace search is polished once."
     best = None
     for s0 in starts:
-        s0 = np.clip(np.asarray(s0, float), [b[0] for b in bounds], [b[1] for b in bounds])
-        res = optimize.minimize(obj, s0, method="L-BFGS-B", bounds=bounds, options=dict(ftol=1e-13, gtol=1e-9, maxiter=500))
+        b = search.bounds()
+        s0 = np.clip(np.asarray(s0, float), [q[0] for q in b], [q[1] for q in b])
+        res = search.minimise(s0)
         if best is None or res.fun < best.fun: best = res
-    lo, hi = np.array([b[0] for b in bounds]), np.array([b[1] for b in bounds])
-    def ok(res):   # the optimiser's own test, or (after a failed line search at a flat optimum) a small projected gradient
-        g = np.where(((res.x <= lo) & (res.jac > 0)) | ((res.x >= hi) & (res.jac < 0)), 0.0, res.jac)
-        return bool(res.success) or float(np.max(np.abs(g))) < 1e-6
-    if not ok(best) and method == "laplace":
-        # a failed line search can come from a jump of the quantised rule: polish once with other jump points
-        fac[0] = 17.0
-        res = optimize.minimize(obj, best.x, method="L-BFGS-B", bounds=bounds, options=dict(ftol=1e-13, gtol=1e-9, maxiter=500))
-        if res.fun <= obj(best.x): best = res
+    if not search.ok(best) and search.method == "laplace":
+        # a failed line search can come from a jump of the quantised rule: other jump points
+        search.fac = 17.0
+        res = search.minimise(best.x)
+        if res.fun <= search(best.x): best = res
+    return best
+
+def _optimum_err(model, act, t, m, q, c, method, n_mc, seed):
+    "Accuracy of 1 - A^2/B at the optimum: delta method (Monte Carlo) or the terms' accuracy."
+    if method != "monte carlo": return 2 * abs(t.A) / t.B * t.err_A + t.A**2 / t.B**2 * t.err_B
+    a, b = _mc_AB(model, act, m, q, c, n_mc, seed, per_sample=True)
+    g = 2 * t.A / t.B * a - t.A**2 / t.B**2 * b
+    return float(np.std(g, ddof=1) / math.sqrt(len(a)))
+
+# %% ../../nbs/01c_slr_population.ipynb #opt-finish
+def _finish(search, best, n, n_mc, seed):
+    "The optimum: its risk re-evaluated on the full rule (an independent sample for Monte Carlo)."
+    model, act, method = search.model, search.act, search.method
     th = best.x
-    converged = ok(best)
-    m, r = math.exp(float(th[0])), float(th[1]); cc = float(th[2]) if free_c else c_fix
-    if m <= M_MIN * (1 + 1e-9): m = 0.0
+    m, r = math.exp(float(th[0])), float(th[1])
+    cc = float(th[2]) if search.free_c else search.c_fix
+    if m <= search.M_MIN * (1 + 1e-9): m = 0.0
     q = m * m + r * r
-    # Monte Carlo: the minimum of the search sample is biased low (the optimiser's curse); the reported risk is the
-    # risk of the chosen overlaps on an independent sample, an unbiased estimate of a value >= the optimum
+    # Monte Carlo: the minimum of the search sample is biased low (the optimiser's curse); the risk
+    # of the chosen overlaps on an independent sample is unbiased for a value >= the optimum
     seed_eval = _independent_seed(seed) if method == "monte carlo" else seed
     t = risk_terms(model, act, m, q, cc, method=method, n=n, n_mc=n_mc, seed=seed_eval)
     excess = _excess(t.A, t.B, t.cA, t.cB, t.A / t.B, (t.A / t.B)**2)
-    if method == "monte carlo":   # delta method on A^2/B with the per-sample estimates
-        a, b = _mc_AB(model, act, m, q, cc, n_mc, seed_eval, per_sample=True)
-        g = 2 * t.A / t.B * a - t.A**2 / t.B**2 * b
-        err = float(np.std(g, ddof=1) / math.sqrt(len(a)))
-    else: err = 2 * abs(t.A) / t.B * t.err_A + t.A**2 / t.B**2 * t.err_B
+    err = _optimum_err(model, act, t, m, q, cc, method, n_mc, seed_eval)
     mv = t.A / t.B
-    capped = abs(m) >= cap * (1 - 1e-6)
-    out = OptimalRisk(d2 + excess, excess, err, m, q, mv, mv * mv, cc, t.A, t.B, method, converged, capped,
-                      cap, n_eval[0], act.name)
+    capped = abs(m) >= search.cap * (1 - 1e-6)
+    out = OptimalRisk(model.noise**2 + excess, excess, err, m, q, mv, mv * mv, cc, t.A, t.B, method,
+                      search.ok(best), capped, search.cap, search.n_eval, act.name)
     _check_optimum(model, act, out, n, n_mc, seed_eval)
     return out
+
+# %% ../../nbs/01c_slr_population.ipynb #opt-special
+def _hardmax_limit(model, act):
+    "Softmax at nu = inf in max-SLR: k = t k*, t -> inf gives one-hot weights on eps, A = B = 1."
+    return OptimalRisk(model.noise**2, 0.0, 0.0, np.inf, np.inf, 1.0, 1.0, 0.0, 1.0, 1.0,
+                       "hardmax limit", True, False, np.inf, 0, act.name)
+
+def _positional_softmax(model, act, n_mc, seed):
+    "Softmax on a positional model: the optimum of 01f (`optimal_softmax_bias` without a bias)."
+    from attnstat.slr.positional import optimal_softmax_bias
+    o = optimal_softmax_bias(model, bias=False, n_mc=n_mc, seed=seed)
+    B = (1 - o.excess) / (o.m_v * o.m_v)     # excess = 1 - A^2/B and m_v = A/B
+    return OptimalRisk(o.risk, o.excess, o.err, o.m_k, o.q_k, o.m_v, o.q_v, 0.0, o.m_v * B, B,
+                       o.method, o.converged, False, np.inf, o.n_eval, act.name)
+
+def _check_x0(x0, free_c):
+    if x0 is None: return None
+    x0 = check_array("x0", x0, ndim=1)
+    if len(x0) != 2 + free_c:
+        raise ValueError(f"x0 must hold (m_k, r_k{', c' if free_c else ''}), got {len(x0)} values")
+    if x0[1] < 0: raise ValueError(f"x0[1] = r_k = sqrt(q_k - m_k^2) must be >= 0, got {x0[1]!r}")
+    return x0
+
+# %% ../../nbs/01c_slr_population.ipynb #6d76da56
+def optimal_population_risk(model:SLRModel, # SpikedSLR or MaxSLR (positional ones too)
+                            activation, # name or Activation
+                            method:str="auto", # route for A and B (see `risk_terms`)
+                            c=None, # fix the erf offset to this value (default: optimised)
+                            m_k_cap:float|None=None, # cap on |m_k| (default max(30, 10 c_nu); 1e3
+                                                     # at nu = inf)
+                            n:int=96, # Gauss-Hermite nodes
+                            n_mc:int=200_000, # Monte Carlo samples (Monte Carlo route)
+                            seed=0, # Monte Carlo seed (common random numbers)
+                            x0=None, # start (m_k, r_k[, c]), r_k = sqrt(q_k - m_k^2), m_k >= 0
+                           ) -> OptimalRisk:
+    """Optimal population risk of an activation: min of noise^2 + 1 - A^2/B over m_k, q_k (and c).
+
+    Parameters
+    ----------
+    model : SLRModel
+        SpikedSLR or MaxSLR (positional ones too)
+    activation
+        name or Activation
+    method : str, default 'auto'
+        route for A and B (see `risk_terms`)
+    c : default None
+        fix the erf offset to this value (default: optimised)
+    m_k_cap : float | None, default None
+        cap on |m_k| (default max(30, 10 c_nu); 1e3 at nu = inf)
+    n : int, default 96
+        Gauss-Hermite nodes
+    n_mc : int, default 200000
+        Monte Carlo samples (Monte Carlo route)
+    seed : default 0
+        Monte Carlo seed (common random numbers)
+    x0 : default None
+        start (m_k, r_k[, c]), r_k = sqrt(q_k - m_k^2), m_k >= 0
+    """
+    _check_model(model); act = get_activation(activation)
+    method = _check_method(method)
+    n_mc = check_int("n_mc", n_mc, lo=2); n, _ = _check_quad(n, 0.25)
+    c_fix = 0.0 if c is None else check_real("c", c)
+    if m_k_cap is not None: m_k_cap = check_real("m_k_cap", m_k_cap, lo=1e-5)   # above M_MIN
+    free_c = act.has_offset and c is None
+    x0 = _check_x0(x0, free_c)
+    if act is softmax and model.is_noiseless_limit: return _hardmax_limit(model, act)
+    if act is softmax and model.positional and method in ("auto", "laplace"):
+        return _positional_softmax(model, act, n_mc, seed)
+    avail = _routes(model, act)
+    if method == "auto": method = avail[0]
+    elif method not in avail: raise ValueError(f"method must be one of {avail}, got {method!r}")
+    cnu = model.c_nu
+    cap = (1e3 if np.isinf(cnu) else max(30.0, 10 * cnu)) if m_k_cap is None else m_k_cap
+    search = _Search(model, act, method, free_c, c_fix, cap, n_mc, seed)
+    return _finish(search, _search(search, _starts(search, x0)), n, n_mc, seed)
 
 # %% ../../nbs/01c_slr_population.ipynb #29d456d4
 # the guards: consistency with population_risk and the Bayes bound
 def _check_optimum(model, act, r, n, n_mc, seed):
-    "Refuse an optimum that disagrees with `population_risk` at its overlaps or lies below the Bayes risk; warn if unconverged."
-    pr = population_risk(model, act, r.m_k, r.q_k, r.m_v, r.q_v, r.c, method=r.method, n=n, n_mc=n_mc, seed=seed, accuracy=False)
+    ("Refuse an optimum that disagrees with `population_risk` at its overlaps or lies below the "
+     "Bayes risk; warn if unconverged.")
+    pr = population_risk(
+        model,
+        act,
+        r.m_k,
+        r.q_k,
+        r.m_v,
+        r.q_v,
+        r.c,
+        method=r.method,
+        n=n,
+        n_mc=n_mc,
+        seed=seed,
+        accuracy=False,
+    )
     if not abs(pr.risk - r.risk) <= 1e-9 + 10 * r.err:
-        raise ConvergenceError(f"optimal_population_risk({model!r}, {act.name!r}): the reported risk {r.risk!r} disagrees with "
+        raise ConvergenceError(f"optimal_population_risk({model!r}, {act.name!r}): the reported "
+                               f"risk {r.risk!r} disagrees with "
                                f"population_risk at the returned overlaps ({pr.risk!r})")
     b = _bayes_cached(model)
     tol = 1e-12 + 10 * b.err + (5 if r.method == "monte carlo" else 10) * r.err
     if r.risk < b.risk - tol:
-        msg = (f"optimal_population_risk({model!r}, {act.name!r}): risk {r.risk!r} lies below the Bayes risk {b.risk!r} "
+        msg = (f"optimal_population_risk({model!r}, {act.name!r}): risk {r.risk!r} lies below the "
+               f"Bayes risk {b.risk!r} "
                f"by more than its accuracy ({tol:.2g})")
         if r.method != "monte carlo": raise ConvergenceError(msg)
         warnings.warn(msg + ": Monte Carlo noise; raise n_mc", ConvergenceWarning, stacklevel=3)
     if not r.success:
-        warnings.warn(f"optimal_population_risk({model!r}, {act.name!r}): the optimiser did not converge (risk {r.risk:.6g} "
-                      f"at m_k={r.m_k:.4g}, q_k={r.q_k:.4g}); treat it as an upper bound", ConvergenceWarning, stacklevel=3)
+        warnings.warn(
+            f"optimal_population_risk({model!r}, {act.name!r}): the optimiser did not "
+            f"converge (risk {r.risk:.6g} "
+            f"at m_k={r.m_k:.4g}, q_k={r.q_k:.4g}); treat it as an upper bound",
+            ConvergenceWarning,
+            stacklevel=3,
+        )
 
 _BAYES_CACHE = {}
 def _bayes_cached(model):
-    "bayes_risk(model), remembered per model (an optimiser's guard needs it at every point of a curve)."
+    ("bayes_risk(model), remembered per model (an optimiser's guard needs it at every point of a "
+     "curve).")
     if model.key not in _BAYES_CACHE:
         if len(_BAYES_CACHE) > 512: _BAYES_CACHE.clear()
         _BAYES_CACHE[model.key] = bayes_risk(model)
@@ -732,27 +1237,52 @@ def optimal_risk_curve(models, # sequence of SLR models (e.g. a grid in nu or L)
                        warm:bool=True, # start each optimisation from the previous optimum
                        **kw, # passed to `optimal_population_risk`
                       ) -> list:
-    "Optimal population risk along a sequence of models, with warm starts (continuation)."
+    """Optimal population risk along a sequence of models, with warm starts (continuation).
+
+    Parameters
+    ----------
+    models
+        sequence of SLR models (e.g. a grid in nu or L)
+    activation
+        name or Activation
+    warm : bool, default True
+        start each optimisation from the previous optimum
+    **kw
+        passed to `optimal_population_risk`
+    """
     if isinstance(models, SLRModel) or not hasattr(models, "__iter__"):
-        raise TypeError(f"models must be a sequence of SpikedSLR/MaxSLR models, got {type(models).__name__}")
-    models = [_check_model(m) for m in models]
+        raise TypeError("models must be a sequence of SpikedSLR/MaxSLR models, got "
+                        f"{type(models).__name__}")
+    models = [check_model(m, "models[i]") for m in models]
     warm = _check_bool("warm", warm)
     out, x0 = [], None
     act = get_activation(activation)
     for m in models:
         r = optimal_population_risk(m, act, x0=x0 if warm else None, **kw)
         out.append(r)
-        # no warm start from a degenerate optimum (nu = 0: no signal, e.g. any saturated erf offset is optimal)
+        # no warm start from a degenerate optimum (nu = 0: no signal, e.g. any saturated erf offset
+        # is optimal)
         x0 = None
         if warm and np.isfinite(r.m_k) and not r.capped and m.nu > 0:
-            x0 = [r.m_k, math.sqrt(max(r.q_k - r.m_k**2, 0.0))] + ([r.c] if act.has_offset and kw.get("c") is None else [])
+            x0 = [r.m_k, math.sqrt(max(r.q_k - r.m_k**2, 0.0))] + (
+                [r.c] if act.has_offset and kw.get("c") is None else []
+            )
     return out
 
 # %% ../../nbs/01c_slr_population.ipynb #793b9f7b
 def linear_spiked_asymptote(L:float, # sequence length (or E[L])
                             nu:float, # signal strength
                            ) -> float:
-    "Leading term L/nu of the optimal linear-attention risk in spiked-SLR as nu -> inf (Delta = 0)."
+    """Leading term L/nu of the optimal linear-attention risk in spiked-SLR as nu -> inf (Delta =
+    0).
+
+    Parameters
+    ----------
+    L : float
+        sequence length (or E[L])
+    nu : float
+        signal strength
+    """
     return check_real("L", L, lo=1.0) / check_real("nu", nu, lo=0.0, lo_open=True)
 
 # %% ../../nbs/01c_slr_population.ipynb #d9331a4a
@@ -761,6 +1291,15 @@ SOFTMAX_DECAY_RATE = 0.25 # E_Bayes = exp(-nu/4 + o(nu)) in spiked-SLR, for ever
 def bayes_spiked_asymptote(L:int, # sequence length >= 2
                            nu:float, # signal strength
                           ) -> float:
-    "Leading term (L-1) (sqrt(pi)/2) nu^(-1/2) exp(-nu/4) of the spiked-SLR Bayes (= softmax) risk as nu -> inf."
+    """Leading term (L-1) (sqrt(pi)/2) nu^(-1/2) exp(-nu/4) of the spiked-SLR Bayes (= softmax) risk
+    as nu -> inf.
+
+    Parameters
+    ----------
+    L : int
+        sequence length >= 2
+    nu : float
+        signal strength
+    """
     L = check_int("L", L, lo=2); nu = check_real("nu", nu, lo=0.0, lo_open=True)
     return (L - 1) * math.sqrt(math.pi) / 2 / math.sqrt(nu) * math.exp(-SOFTMAX_DECAY_RATE * nu)

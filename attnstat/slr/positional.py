@@ -8,60 +8,105 @@ import math, warnings
 from dataclasses import dataclass, field
 import numpy as np
 from scipy import optimize
-from ..core import check_real, check_int, check_array, check_choice, check_memory, check_seconds, spawn, as_generator, ConvergenceWarning, renamed_params
-from ..gaussian import hermite_rule, cov_sqrt
-from .models import SLRModel, SpikedSLR, MaxSLR, teacher, _per_position, _masked_softmax
+from ..core import (ParameterTypeError, check_real, check_int, check_array, check_choice,
+                     check_memory, check_seconds, spawn, as_generator, ConvergenceWarning,
+                     renamed_params)
+from ..gaussian import hermite_rule, cov_sqrt, _check_bool
+from .models import SLRModel, SpikedSLR, check_model, teacher, _per_position, _masked_softmax
 from .activations import get_activation, NormalisedActivation
 
 # %% auto #0
-__all__ = ['recency_prior', 'LaplaceTerms', 'laplace_terms', 'PositionalBayesRisk', 'bayes_risk_pos', 'bayes_risk_pos_mc',
-           'PositionalRisk', 'softmax_bias_terms', 'softmax_bias_risk', 'positional_risk_mc', 'PositionalOptimum',
-           'optimal_softmax_bias', 'linear_pos_terms', 'linear_pos_risk', 'LinearOptimum', 'optimal_linear_pos',
-           'linear_pos_closed_form', 'positional_empirical_risk', 'erm_bias_objective', 'ERMBiasResult',
-           'simulate_erm_bias', 'predictor_table', 'BiasedSoftmax', 'bias_gradient', 'ReplicaBiasResult',
-           'replica_erm_bias', 'BiasRiskGrad', 'bias_risk_grad', 'BiasTrajectory', 'bias_flow', 'BiasSimResult',
-           'gd_bias_simulation']
+__all__ = ['recency_prior', 'LaplaceTerms', 'laplace_terms', 'PositionalBayesRisk',
+           'bayes_risk_pos', 'bayes_risk_pos_mc', 'PositionalRisk', 'softmax_bias_terms',
+           'softmax_bias_risk', 'positional_risk_mc', 'PositionalOptimum', 'optimal_softmax_bias',
+           'linear_pos_terms', 'linear_pos_risk', 'LinearOptimum', 'optimal_linear_pos',
+           'linear_pos_closed_form', 'positional_empirical_risk', 'erm_bias_objective',
+           'ERMBiasResult', 'simulate_erm_bias', 'predictor_table', 'BiasedSoftmax',
+           'bias_gradient', 'ReplicaBiasResult', 'replica_erm_bias', 'BiasRiskGrad',
+           'bias_risk_grad', 'BiasTrajectory', 'bias_flow', 'BiasSimResult', 'gd_bias_simulation']
 
 # %% ../../nbs/01f_slr_positional.ipynb #d806aaac
 def recency_prior(L:int, # sequence length >= 1
                   gamma:float, # recency rate (0: uniform; negative: primacy)
                  ) -> np.ndarray:
-    "Recency location law pi_l = exp(-gamma (L - l)) / Z, l = 1..L."
+    """Recency location law pi_l = exp(-gamma (L - l)) / Z, l = 1..L.
+
+    Parameters
+    ----------
+    L : int
+        sequence length >= 1
+    gamma : float
+        recency rate (0: uniform; negative: primacy)
+    """
     L = check_int("L", L, lo=1); gamma = check_real("gamma", gamma)
+    check_memory("L", 8.0 * 4 * L)
     u = -gamma * (L - 1 - np.arange(L)); u -= u.max()
     p = np.exp(u)
     return p / p.sum()
 
 # %% ../../nbs/01f_slr_positional.ipynb #68c711c5
 def _laplace_parts(mu_sel, mu_0, sd, n:int, ds:float, raise_n:bool=True):
-    "Per-position A_j = E[sigma_j | eps = j] and B_j = E[||sigma||^2 | eps = j] by the generalised Laplace identity."
-    lo = float(np.min(np.minimum(mu_sel, mu_0) - 10 * sd)); hi = float(np.max(np.maximum(mu_sel, mu_0) + 10 * sd))
-    s = ds * np.arange(math.floor((-hi - 36) / ds), math.ceil((-lo + 4) / ds) + 1)      # s = log t on the lattice ds Z
-    if raise_n: n = int(min(1024, max(n, 40 * float(np.max(sd)))))                      # resolve e^{-e^{s+u}} in u
-    check_memory("var (the logit variance, q_k)", 8.0 * 8 * len(mu_sel) * len(s) * n)      # the (L, S, n) moment arrays
+    ("Per-position A_j = E[sigma_j | eps = j] and B_j = E[||sigma||^2 | eps = j] by the "
+     "generalised Laplace identity.")
+    lo = float(np.min(np.minimum(mu_sel, mu_0) - 10 * sd))
+    hi = float(np.max(np.maximum(mu_sel, mu_0) + 10 * sd))
+    # s = log t on the lattice ds Z; its size grows with the logit scale sd / ds
+    n_s = (hi - lo + 40) / ds + 2
+    check_memory("var (the logit variance, q_k), ds", 8.0 * 8 * len(mu_sel) * n_s * n)
+    s = ds * np.arange(math.floor((-hi - 36) / ds), math.ceil((-lo + 4) / ds) + 1)
+    if raise_n:
+        # resolve e^{-e^{s+u}} in u
+        n = int(min(1024, max(n, 40 * float(np.max(sd)))))
+    # the (L, S, n) moment arrays
+    check_memory("var (the logit variance, q_k)", 8.0 * 8 * len(mu_sel) * len(s) * n)
     x, w = hermite_rule(n)
-    def moments(mu):   # (3, L, S): E e^{-ta}, E[ta e^{-ta}], E[(ta)^2 e^{-ta}] with a = e^u, u ~ N(mu, sd^2)
-        lu = np.minimum(s[None, :, None] + mu[:, None, None] + sd[:, None, None] * x, 700.0)   # log(t a)
+
+    # moments(mu), (3, L, S): E e^{-ta}, E[ta e^{-ta}], E[(ta)^2 e^{-ta}], a = e^u, u ~ N(mu, sd^2)
+    def moments(mu):
+        # log(t a)
+        lu = np.minimum(s[None, :, None] + mu[:, None, None] + sd[:, None, None] * x, 700.0)
         u = np.exp(lu)
-        return np.stack([np.exp(-u) @ w, np.exp(lu - u) @ w, np.exp(2 * lu - u) @ w])      # no inf * 0
+        # no inf * 0
+        return np.stack([np.exp(-u) @ w, np.exp(lu - u) @ w, np.exp(2 * lu - u) @ w])
     Fs, F0 = moments(mu_sel), moments(mu_0)
-    lphi0 = np.log(np.maximum(F0[0], 1e-300))          # clipped in the total and in the exclusions alike
+    # clipped in the total and in the exclusions alike
+    lphi0 = np.log(np.maximum(F0[0], 1e-300))
     tot = lphi0.sum(0)
     ex1 = np.exp(tot[None] - lphi0)                    # prod_{l != j} Phi0_l, (L, S)
     A_j = ds * np.sum(Fs[1] * ex1, axis=1)
     B_sel = ds * np.sum(Fs[2] * ex1, axis=1)
-    ex2 = np.exp(tot[None, None] - lphi0[:, None] - lphi0[None, :])       # prod_{l != i, j}, (L, L, S)
-    cross = ds * np.einsum("is,js,ijs->ji", F0[2], Fs[0], ex2)            # [j, i] = int Psi2_0,i Phi_sel,j prod
+    # prod_{l != i, j}, (L, L, S)
+    ex2 = np.exp(tot[None, None] - lphi0[:, None] - lphi0[None, :])
+    # [j, i] = int Psi2_0,i Phi_sel,j prod
+    cross = ds * np.einsum("is,js,ijs->ji", F0[2], Fs[0], ex2)
     np.fill_diagonal(cross, 0.0)
     return A_j, B_sel + cross.sum(1)
 
 # %% ../../nbs/01f_slr_positional.ipynb #6a5b3dd5
 @dataclass
 class LaplaceTerms:
-    "A = E sigma_eps and B = E ||sigma||^2 of softmax of independent Gaussian logits, with per-position parts."
+    """A = E sigma_eps and B = E ||sigma||^2 of softmax of independent Gaussian logits, with per-
+    position parts.
+
+    Parameters
+    ----------
+    A : float
+        sum_j pi_j A_j
+    B : float
+        sum_j pi_j B_j
+    err_A : float
+        refinement difference of A (doubled nodes, halved s-step; nan when
+    err_B : float
+        refinement difference of B (nan when accuracy=False)
+    A_pos : np.ndarray
+        A_j = E[sigma_j | eps = j]
+    B_pos : np.ndarray
+        B_j = E[||sigma||^2 | eps = j]
+    """
     A: float # sum_j pi_j A_j
     B: float # sum_j pi_j B_j
-    err_A: float # refinement difference of A (doubled nodes, halved s-step; nan when accuracy=False)
+    err_A: float # refinement difference of A (doubled nodes, halved s-step; nan when
+                 # accuracy=False)
     err_B: float # refinement difference of B (nan when accuracy=False)
     A_pos: np.ndarray # A_j = E[sigma_j | eps = j]
     B_pos: np.ndarray # B_j = E[||sigma||^2 | eps = j]
@@ -74,8 +119,29 @@ def laplace_terms(pi, # (L,) location law (positive, sums to 1)
                   ds:float=0.25, # step of the s = log t grid, in (0, 1]
                   accuracy:bool=True, # estimate the accuracy by a refined second evaluation
                  ) -> LaplaceTerms:
-    "A and B of softmax(u), u_l independent N(mu_l, var_l) with mu_l = mu_sel_l at the location eps ~ pi, by the generalised Laplace identity."
+    """A and B of softmax(u), u_l independent N(mu_l, var_l) with mu_l = mu_sel_l at the location
+    eps ~ pi, by the generalised Laplace identity.
+
+    Parameters
+    ----------
+    pi
+        (L,) location law (positive, sums to 1)
+    mu_sel
+        (L,) mean of the selected token's logit at each position
+    mu_0
+        (L,) mean of a non-selected token's logit at each position
+    var
+        (L,) variance of the logit at each position (>= 0)
+    n : int, default 96
+        Gauss-Hermite nodes (raised to 40 sd)
+    ds : float, default 0.25
+        step of the s = log t grid, in (0, 1]
+    accuracy : bool, default True
+        estimate the accuracy by a refined second evaluation
+    """
     mu_sel = check_array("mu_sel", mu_sel, ndim=1); L = len(mu_sel)
+    if L < 1: raise ValueError("mu_sel must have at least one entry (one per position)")
+    accuracy = _check_bool("accuracy", accuracy)
     pi = _per_position("pi", pi, {L: 1.0}, L, "prior")[L]
     mu_0 = check_array("mu_0", mu_0, shape=(L,)); var = check_array("var", var, shape=(L,))
     if np.any(var < 0): raise ValueError(f"var must be >= 0 at every position, got {var.tolist()}")
@@ -90,36 +156,69 @@ def laplace_terms(pi, # (L,) location law (positive, sums to 1)
 # %% ../../nbs/01f_slr_positional.ipynb #07ea7bab
 @dataclass
 class PositionalBayesRisk:
-    "Bayes risk noise^2 + 1 - E||p||^2 of a positional model, with the Nishimori gap E p_eps - E||p||^2."
+    """Bayes risk noise^2 + 1 - E||p||^2 of a positional model, with the Nishimori gap E p_eps -
+    E||p||^2.
+
+    Parameters
+    ----------
+    risk : float
+        Bayes risk
+    excess : float
+        risk - noise^2
+    err : float
+        refinement difference of the Laplace identity (0 where exact)
+    nishimori_gap : float
+        E p_eps - E ||p||^2 (0 up to quadrature error; spiked-SLR only, 0 in
+    """
     risk: float # Bayes risk
     excess: float # risk - noise^2
     err: float # refinement difference of the Laplace identity (0 where exact)
-    nishimori_gap: float # E p_eps - E ||p||^2 (0 up to quadrature error; spiked-SLR only, 0 in max-SLR by construction)
+    nishimori_gap: float # E p_eps - E ||p||^2 (0 up to quadrature error; spiked-SLR only, 0 in
+                         # max-SLR by construction)
 
-def _check_model(model):
-    if not isinstance(model, SLRModel): raise TypeError(f"model must be a SpikedSLR or MaxSLR, got {type(model).__name__}")
+_check_model = check_model   # a concrete SLR model in a valid state, else TypeError/ValueError
+
+def _check_kind(kind):
+    if not isinstance(kind, str):
+        raise ParameterTypeError(f"kind must be 'softmax' or 'linear', got {type(kind).__name__}")
+    return check_choice("kind", kind, ("softmax", "linear"))
+
+def _check_planted(model, what, fixed_length=False):
+    "A model whose location is planted apart from the scores (spiked-SLR), else ValueError."
+    check_model(model)
+    if fixed_length and (model.variable_length or not model.planted_location):
+        raise ValueError(f"model must be a SpikedSLR with a fixed length for {what}, got {model!r}")
+    if not model.planted_location:
+        raise ValueError(f"model must be a SpikedSLR (a planted location) for {what}, got "
+                         f"{model!r}; in max-SLR the selection is correlated with the scores "
+                         f"(use positional_risk_mc)")
     return model
 
-def _bayes_logits(model, l):
-    "(pi, mu_sel, mu_0, var) of the posterior logits of a length-l sequence."
-    if model.kind == "spiked":
-        nu, pi = model.nu_of(l), model.prior_of(l)
-        return pi, nu / 2 + np.log(pi), -nu / 2 + np.log(pi), nu
-    b = model.bias_of(l)   # max-SLR: the tokens are i.i.d. whatever the location
-    return np.full(l, 1.0 / l), b, b, np.full(l, float(model.nu)**2)
-
-def bayes_risk_pos(model:SLRModel, # SpikedSLR (prior, per-position nu) or MaxSLR (bias), or an exchangeable model
+def bayes_risk_pos(model:SLRModel, # SpikedSLR (prior, nu per position), MaxSLR (bias), exchangeable
                    n:int=96, # Gauss-Hermite nodes
                    ds:float=0.25, # step of the s = log t grid
-                   accuracy:bool=True, # estimate the accuracy by a refined second evaluation (err = nan otherwise)
+                   accuracy:bool=True, # estimate the accuracy by a refined second evaluation (err =
+                                       # nan otherwise)
                   ) -> PositionalBayesRisk:
-    "Bayes risk of a (positional) SLR model by the generalised Laplace identity."
+    """Bayes risk of a (positional) SLR model by the generalised Laplace identity.
+
+    Parameters
+    ----------
+    model : SLRModel
+        SpikedSLR (prior, nu per position), MaxSLR (bias), exchangeable
+    n : int, default 96
+        Gauss-Hermite nodes
+    ds : float, default 0.25
+        step of the s = log t grid
+    accuracy : bool, default True
+        estimate the accuracy by a refined second evaluation (err =
+    """
     _check_model(model)
-    if model.kind == "max" and np.isinf(model.nu): return PositionalBayesRisk(model.noise**2, 0.0, 0.0, 0.0)
+    if model.is_noiseless_limit: return PositionalBayesRisk(model.noise**2, 0.0, 0.0, 0.0)
     B = A = err = 0.0
     for l, p in model.length_probs.items():
-        t = laplace_terms(*_bayes_logits(model, l), n=n, ds=ds, accuracy=accuracy)
-        B += p * t.B; A += p * (t.A if model.kind == "spiked" else t.B); err += p * t.err_B
+        t = laplace_terms(*model.posterior_logit_law(l), n=n, ds=ds, accuracy=accuracy)
+        B += p * t.B; A += p * model.posterior_at_location(t); err += p * t.err_B
     return PositionalBayesRisk(model.noise**2 + 1 - B, 1 - B, err, A - B)
 
 # %% ../../nbs/01f_slr_positional.ipynb #8a5c5af1
@@ -127,17 +226,47 @@ def bayes_risk_pos_mc(model:SLRModel, # SpikedSLR or MaxSLR
                       n:int=200_000, # Monte Carlo sequences
                       seed=0, # int or numpy Generator
                      ) -> tuple:
-    "Monte Carlo (mean, standard error) of (y - p.z*)^2 with p = model.posterior(chi*): an independent check of `bayes_risk_pos`."
-    from attnstat.slr.population import bayes_risk_mc   # the posterior of a positional model is its own: the same estimator serves
+    """Monte Carlo (mean, standard error) of (y - p.z*)^2 with p = model.posterior(chi*): an
+    independent check of `bayes_risk_pos`.
+
+    Parameters
+    ----------
+    model : SLRModel
+        SpikedSLR or MaxSLR
+    n : int, default 200000
+        Monte Carlo sequences
+    seed : default 0
+        int or numpy Generator
+    """
+    # the posterior of a positional model is its own: the same estimator serves
+    from attnstat.slr.population import bayes_risk_mc
     return bayes_risk_mc(model, n, seed)
 
 # %% ../../nbs/01f_slr_positional.ipynb #a9ea0d7e
 @dataclass
 class PositionalRisk:
-    "Population risk noise^2 + 1 - 2 m_v A + q_v B of a positional predictor on the symmetric manifold."
+    """Population risk noise^2 + 1 - 2 m_v A + q_v B of a positional predictor on the symmetric
+    manifold.
+
+    Parameters
+    ----------
+    risk : float
+        E(y - f)^2
+    excess : float
+        risk - noise^2
+    err : float
+        accuracy: quadrature refinement (Laplace), 0 (closed form) or standard error (Monte
+    A : float
+        E sigma_eps
+    B : float
+        E ||sigma||^2
+    method : str
+        "laplace", "closed form" or "monte carlo"
+    """
     risk: float # E(y - f)^2
     excess: float # risk - noise^2
-    err: float # accuracy: quadrature refinement (Laplace), 0 (closed form) or standard error (Monte Carlo)
+    err: float # accuracy: quadrature refinement (Laplace), 0 (closed form) or standard error (Monte
+               # Carlo)
     A: float # E sigma_eps
     B: float # E ||sigma||^2
     method: str # "laplace", "closed form" or "monte carlo"
@@ -150,20 +279,50 @@ def _vec(model, name, value, l, what, default):
 def softmax_bias_terms(model:SpikedSLR, # spiked-SLR model (prior and per-position nu allowed)
                        m_k:float, # k.k*/D
                        q_k:float, # k.k/D >= m_k^2
-                       b=None, # positional bias (length L_max, dict {L: vector} or callable); None: 0
+                       b=None, # positional bias (length L_max, dict {L: vector} or callable); None:
+                               # 0
                        gain=None, # per-position gains gamma_l > 0 (same forms); None: 1
                        n:int=96, # Gauss-Hermite nodes
                        ds:float=0.25, # s-step of the Laplace identity
                        accuracy:bool=True, # refinement estimate of the accuracy
                       ) -> LaplaceTerms:
-    "A and B of softmax(gain chi + b) attention in spiked-SLR by the generalised Laplace identity, averaged over the lengths."
-    _check_model(model)
-    if model.kind != "spiked": raise ValueError(f"model must be a SpikedSLR for softmax_bias_terms, got {model!r}; in max-SLR the selection is correlated with the scores: use positional_risk_mc")
-    m_k = check_real("m_k", m_k); q_k = check_real("q_k (at least m_k**2)", q_k, lo=m_k * m_k * (1 - 1e-12) - 1e-14)
+    """A and B of softmax(gain chi + b) attention in spiked-SLR by the generalised Laplace identity,
+    averaged over the lengths.
+
+    Parameters
+    ----------
+    model : SpikedSLR
+        spiked-SLR model (prior and per-position nu allowed)
+    m_k : float
+        k.k*/D
+    q_k : float
+        k.k/D >= m_k^2
+    b : default None
+        positional bias (length L_max, dict {L: vector} or callable); None: 0
+    gain : default None
+        per-position gains gamma_l > 0 (same forms); None: 1
+    n : int, default 96
+        Gauss-Hermite nodes
+    ds : float, default 0.25
+        s-step of the Laplace identity
+    accuracy : bool, default True
+        refinement estimate of the accuracy
+    """
+    _check_planted(model, "softmax_bias_terms")
+    m_k = check_real("m_k", m_k)
+    q_k = check_real("q_k (at least m_k**2)", q_k, lo=m_k * m_k * (1 - 1e-12) - 1e-14)
     A = B = eA = eB = 0.0
     for l, p in model.length_probs.items():
         bl, g = _vec(model, "b", b, l, "bias", 0.0), _vec(model, "gain", gain, l, "nu", 1.0)
-        t = laplace_terms(model.prior_of(l), bl + g * m_k * np.sqrt(model.nu_of(l)), bl, g * g * q_k, n=n, ds=ds, accuracy=accuracy)
+        t = laplace_terms(
+            model.prior_of(l),
+            bl + g * m_k * np.sqrt(model.nu_of(l)),
+            bl,
+            g * g * q_k,
+            n=n,
+            ds=ds,
+            accuracy=accuracy,
+        )
         A += p * t.A; B += p * t.B; eA += p * t.err_A; eB += p * t.err_B
     return LaplaceTerms(A, B, eA, eB, t.A_pos, t.B_pos)
 
@@ -176,20 +335,50 @@ def softmax_bias_risk(model:SpikedSLR, # spiked-SLR model
                       gain=None, # per-position gains (None: 1)
                       **kw, # passed to softmax_bias_terms (n, ds, accuracy)
                      ) -> PositionalRisk:
-    "Population risk of softmax attention with a positional bias (and gains) on the symmetric manifold, spiked-SLR."
-    m_v = check_real("m_v", m_v); q_v = check_real("q_v (at least m_v**2)", q_v, lo=m_v * m_v * (1 - 1e-12) - 1e-14)
+    """Population risk of softmax attention with a positional bias (and gains) on the symmetric
+    manifold, spiked-SLR.
+
+    Parameters
+    ----------
+    model : SpikedSLR
+        spiked-SLR model
+    m_k : float
+        k.k*/D
+    q_k : float
+        k.k/D >= m_k^2
+    m_v : float
+        v.v*/D
+    q_v : float
+        v.v/D >= m_v^2
+    b : default None
+        positional bias (None: 0)
+    gain : default None
+        per-position gains (None: 1)
+    **kw
+        passed to softmax_bias_terms (n, ds, accuracy)
+    """
+    m_v = check_real("m_v", m_v)
+    q_v = check_real("q_v (at least m_v**2)", q_v, lo=m_v * m_v * (1 - 1e-12) - 1e-14)
     t = softmax_bias_terms(model, m_k, q_k, b, gain, **kw)
     ex = 1 - 2 * m_v * t.A + q_v * t.B
-    return PositionalRisk(model.noise**2 + ex, ex, 2 * abs(m_v) * t.err_A + q_v * t.err_B, t.A, t.B, "laplace")
+    return PositionalRisk(
+        model.noise**2 + ex, ex, 2 * abs(m_v) * t.err_A + q_v * t.err_B, t.A, t.B, "laplace"
+    )
 
 # %% ../../nbs/01f_slr_positional.ipynb #dfd611b9
-def _weights(kind, chi, mask, lengths, model, b, gain, w, beta):
+_WEIGHTS = {"softmax": (("gain", "nu", 1.0), ("b", "bias", 0.0)),    # softmax(gain chi + b)
+            "linear": (("w", "bias", 1.0), ("beta", "bias", 1.0))}     # w + beta chi
+
+def _weight_tables(model, kind, b=None, gain=None, w=None, beta=None):
+    "Per-length tables of a positional predictor's parameters, validated once."
+    given = {"b": b, "gain": gain, "w": w, "beta": beta}
+    return [_table(model, name, given[name], what, d) for name, what, d in _WEIGHTS[kind]]
+
+def _weights(kind, chi, mask, lengths, tables):
     "Attention weights of the positional predictors on (n, L_max) scores (padded entries 0)."
-    L = model.L_max
-    tab = lambda name, v, what, d: _table(model, name, v, what, d)[lengths]
-    if kind == "softmax":
-        return _masked_softmax(tab("gain", gain, "nu", 1.0) * chi + tab("b", b, "bias", 0.0), mask)
-    return np.where(mask, tab("w", w, "bias", 1.0) + tab("beta", beta, "bias", 1.0) * chi, 0.0)
+    T1, T2 = (t[lengths] for t in tables)
+    if kind == "softmax": return _masked_softmax(T1 * chi + T2, mask)
+    return np.where(mask, T1 + T2 * chi, 0.0)
 
 def _table(model, name, v, what, d):
     "(L_max + 1, L_max) table whose row l is the per-position vector of length-l sequences."
@@ -216,19 +405,52 @@ def positional_risk_mc(model:SLRModel, # SpikedSLR or MaxSLR (positional or not)
                        beta=None, # linear: positional slopes (None: 1)
                        n:int=200_000, # Monte Carlo sequences
                        seed=0, # int (common random numbers)
-                       per_sample:bool=False, # also return the per-sample (sigma_eps, ||sigma||^2, squared error)
+                       per_sample:bool=False, # also return the per-sample (sigma_eps, ||sigma||^2,
+                                              # squared error)
                       ) -> tuple:
-    "Monte Carlo (mean, standard error) of (y - sigma(chi).z)^2 for a positional predictor at overlaps (M, Q), on or off the manifold."
-    _check_model(model); kind = check_choice("kind", kind, ("softmax", "linear"))
+    """Monte Carlo (mean, standard error) of (y - sigma(chi).z)^2 for a positional predictor at
+    overlaps (M, Q), on or off the manifold.
+
+    Parameters
+    ----------
+    model : SLRModel
+        SpikedSLR or MaxSLR (positional or not)
+    kind : str
+        "softmax" (softmax(gain chi + b)) or "linear" (w + beta chi)
+    M
+        2x2 overlaps: rows (k, v), columns (k*, v*)
+    Q
+        2x2 self-overlaps [[q_k, q_kv], [q_kv, q_v]]
+    b : default None
+        softmax: positional bias (None: 0)
+    gain : default None
+        softmax: per-position gains (None: 1)
+    w : default None
+        linear: positional offsets (None: 1, the package's 1 + chi)
+    beta : default None
+        linear: positional slopes (None: 1)
+    n : int, default 200000
+        Monte Carlo sequences
+    seed : default 0
+        int (common random numbers)
+    per_sample : bool, default False
+        also return the per-sample (sigma_eps, ||sigma||^2,
+    """
+    _check_model(model); kind = _check_kind(kind)
     M = check_array("M", M, shape=(2, 2)); Q = check_array("Q", Q, shape=(2, 2))
     C = cov_sqrt(Q - M @ M.T, name="Q - M M^T"); n = check_int("n", n, lo=2)
-    check_memory("n", 8.0 * 3 * n); check_seconds("n", 2.5e-7 * n * model.L_max)   # measured: 0.38 us per sequence at L = 3
+    check_memory("n", 8.0 * 3 * n)
+    check_seconds("n", 2.5e-7 * n * model.L_max)   # measured: 0.38 us per sequence at L = 3
+    tables = _weight_tables(model, kind, b, gain, w, beta)
+    per_sample = _check_bool("per_sample", per_sample); as_generator(seed)
     a_s, b_s, e_s = [], [], []
     for P, xi in _mc_draws(model, n, seed):
         chi = M[0, 0] * P.chi_star + M[0, 1] * P.z_star + C[0, 0] * xi[0] + C[0, 1] * xi[1]
         z = M[1, 0] * P.chi_star + M[1, 1] * P.z_star + C[1, 0] * xi[0] + C[1, 1] * xi[1]
-        s = _weights(kind, chi, P.mask, P.lengths, model, b, gain, w, beta)
-        a_s.append(s[np.arange(len(P.eps)), P.eps]); b_s.append(np.sum(s * s, 1)); e_s.append((P.y - np.sum(s * z, 1))**2)
+        s = _weights(kind, chi, P.mask, P.lengths, tables)
+        a_s.append(s[np.arange(len(P.eps)), P.eps])
+        b_s.append(np.sum(s * s, 1))
+        e_s.append((P.y - np.sum(s * z, 1))**2)
     e2 = np.concatenate(e_s)
     out = (float(e2.mean()), float(e2.std(ddof=1) / math.sqrt(n)))
     return out + ((np.concatenate(a_s), np.concatenate(b_s), e2),) if per_sample else out
@@ -236,7 +458,36 @@ def positional_risk_mc(model:SLRModel, # SpikedSLR or MaxSLR (positional or not)
 # %% ../../nbs/01f_slr_positional.ipynb #e1b09e29
 @dataclass
 class PositionalOptimum:
-    "Minimum over (m_k, q_k, b, gains) of the softmax risk noise^2 + 1 - A^2/B, with m_v = sqrt(q_v) = A/B."
+    """Minimum over (m_k, q_k, b, gains) of the softmax risk noise^2 + 1 - A^2/B, with m_v =
+    sqrt(q_v) = A/B.
+
+    Parameters
+    ----------
+    risk : float
+        optimal risk
+    excess : float
+        risk - noise^2
+    err : float
+        accuracy (quadrature refinement, or Monte Carlo standard error at the optimum)
+    m_k : float
+        optimal overlaps
+    q_k : float
+        optimal overlaps
+    m_v : float
+        optimal overlaps
+    q_v : float
+        optimal overlaps
+    b : np.ndarray
+        bias by absolute position, gauge b_1 = 0 (zeros when not learned)
+    gain : np.ndarray
+        gains by absolute position, gauge gamma_1 = 1 (ones when not learned)
+    method : str
+        "laplace" or "monte carlo"
+    converged : bool
+        the optimiser's own test, or a projected gradient < 1e-6 after a failed line
+    n_eval : int
+        objective evaluations
+    """
     risk: float # optimal risk
     excess: float # risk - noise^2
     err: float # accuracy (quadrature refinement, or Monte Carlo standard error at the optimum)
@@ -244,73 +495,145 @@ class PositionalOptimum:
     b: np.ndarray # bias by absolute position, gauge b_1 = 0 (zeros when not learned)
     gain: np.ndarray # gains by absolute position, gauge gamma_1 = 1 (ones when not learned)
     method: str # "laplace" or "monte carlo"
-    converged: bool # the optimiser's own test, or a projected gradient < 1e-6 after a failed line search
+    converged: bool # the optimiser's own test, or a projected gradient < 1e-6 after a failed line
+                    # search
     n_eval: int # objective evaluations
 
 def _mc_cache(model, n, seed):
     "Concatenated projections and key noise for the Monte Carlo objective."
     P = [(p, xi[0]) for p, xi in _mc_draws(model, n, seed)]
     cat = lambda f: np.concatenate([f(p, x) for p, x in P])
-    return dict(chi=cat(lambda p, x: p.chi_star), xi=cat(lambda p, x: x), eps=cat(lambda p, x: p.eps),
-                mask=cat(lambda p, x: p.mask), lengths=cat(lambda p, x: p.lengths))
+    return {
+        "chi": cat(lambda p, x: p.chi_star),
+        "xi": cat(lambda p, x: x),
+        "eps": cat(lambda p, x: p.eps),
+        "mask": cat(lambda p, x: p.mask),
+        "lengths": cat(lambda p, x: p.lengths),
+    }
 
-def optimal_softmax_bias(model:SLRModel, # SpikedSLR (Laplace) or MaxSLR (Monte Carlo)
-                         bias:bool=True, # learn the positional bias
-                         gain:bool=False, # learn per-position gains
-                         n_mc:int=100_000, # Monte Carlo sequences (max-SLR)
-                         seed=0, # Monte Carlo seed (common random numbers)
-                         x0=None, # starting (m_k, r_k); default (c_nu, 0)
-                        ) -> PositionalOptimum:
-    "Population optimum of softmax attention with a learnable positional bias (and gains) by L-BFGS."
-    _check_model(model); L = model.L_max
-    nb, ng = (L - 1) * bool(bias), (L - 1) * bool(gain)
-    if model.kind == "spiked": m0 = math.sqrt(float(np.mean(np.concatenate([model.nu_of(l) for l in model.length_probs]))))
-    else: m0 = float(model.nu) if np.isfinite(model.nu) else 3.0
-    x0 = [max(m0, 0.05), 0.0] if x0 is None else [float(v) for v in check_array("x0", x0, shape=(2,))]
-    unpack = lambda th: (math.exp(th[0]), th[1], np.concatenate([[0.0], th[2:2 + nb]]) if bias else np.zeros(L),
-                         np.exp(np.concatenate([[0.0], th[2 + nb:]])) if gain else np.ones(L))
+def _check_x0(x0):
+    x0 = check_array("x0", x0, shape=(2,))
+    if not x0[0] > 0: raise ValueError(f"x0[0] = m_k must be > 0, got {x0[0]!r}")
+    if x0[1] < 0: raise ValueError(f"x0[1] = r_k = sqrt(q_k - m_k^2) must be >= 0, got {x0[1]!r}")
+    return x0
+
+def _key_scale(model):
+    "A starting m_k: sqrt of the mean strength (planted location), else nu (3 at nu = inf)."
+    if model.planted_location:
+        return math.sqrt(
+            float(np.mean(np.concatenate([model.nu_of(l) for l in model.length_probs])))
+        )
+    return float(model.nu) if np.isfinite(model.nu) else 3.0
+
+def _unpacker(L, nb, bias, gain):
+    "theta = (log m_k, r_k, b_2..b_L, log gamma_2..gamma_L) -> (m_k, r_k, b, gains), gauges fixed."
+    def unpack(th):
+        b = np.concatenate([[0.0], th[2:2 + nb]]) if bias else np.zeros(L)
+        g = np.exp(np.concatenate([[0.0], th[2 + nb:]])) if gain else np.ones(L)
+        return math.exp(th[0]), th[1], b, g
+    return unpack
+
+def _laplace_bias_AB(model, unpack, x0, m0):
+    "A(theta), B(theta) by the generalised Laplace identity (planted location)."
+    sdmax = math.sqrt(max(float(np.max(model.nu_of(l))) for l in model.length_probs))
+    sdmax *= max(x0[0] / max(m0, 1e-9), 1.0)
+    n_s = int(min(512, max(64, 2 ** math.ceil(math.log2(max(1.0, 60 * sdmax))))))
+    def AB(th):
+        m, r, b, g = unpack(th); A = B = 0.0
+        for l, p in model.length_probs.items():
+            pi, mu = model.prior_of(l), b[:l] + g[:l] * m * np.sqrt(model.nu_of(l))
+            Aj, Bj = _laplace_parts(mu, b[:l], g[:l] * math.sqrt(m * m + r * r), n_s, 0.5,
+                                    raise_n=False)
+            A += p * (pi @ Aj); B += p * (pi @ Bj)
+        return A, B
+    return AB
+
+def _mc_bias_AB(model, unpack, n_mc, seed):
+    "A(theta), B(theta) by Monte Carlo on common random numbers (the selection follows the scores)."
+    S = _mc_cache(model, n_mc, seed)
+    def AB(th, per_sample=False):
+        m, r, b, g = unpack(th)
+        s = _masked_softmax(g[None] * (m * S["chi"] + r * S["xi"]) + b[None], S["mask"])
+        a, bb = s[np.arange(len(S["eps"])), S["eps"]], np.sum(s * s, 1)
+        return (a, bb) if per_sample else (a.mean(), bb.mean())
+    return AB
+
+# %% ../../nbs/01f_slr_positional.ipynb #bias-minimise
+def _minimise_bias(AB, x0, nb, ng):
+    "L-BFGS-B on 1 - A^2/B; (result, evaluations, converged)."
     n_eval = [0]
-    if model.kind == "spiked":
-        sdmax = math.sqrt(max(float(np.max(model.nu_of(l))) for l in model.length_probs)) * max(x0[0] / max(m0, 1e-9), 1.0)
-        n_s = int(min(512, max(64, 2 ** math.ceil(math.log2(max(1.0, 60 * sdmax))))))
-        def AB(th):
-            m, r, b, g = unpack(th); A = B = 0.0
-            for l, p in model.length_probs.items():
-                pi = model.prior_of(l)
-                Aj, Bj = _laplace_parts(b[:l] + g[:l] * m * np.sqrt(model.nu_of(l)), b[:l], g[:l] * math.sqrt(m * m + r * r),
-                                        n_s, 0.5, raise_n=False)
-                A += p * (pi @ Aj); B += p * (pi @ Bj)
-            return A, B
-    else:
-        S = _mc_cache(model, check_int("n_mc", n_mc, lo=100), seed)
-        def AB(th, per_sample=False):
-            m, r, b, g = unpack(th)
-            s = _masked_softmax(g[None] * (m * S["chi"] + r * S["xi"]) + b[None], S["mask"])
-            a, bb = s[np.arange(len(S["eps"])), S["eps"]], np.sum(s * s, 1)
-            return (a, bb) if per_sample else (a.mean(), bb.mean())
     def obj(th):
         n_eval[0] += 1
         A, B = AB(th)
         return 1.0 - A * A / B if B > 0 else 1.0
     th0 = np.array([math.log(x0[0]), x0[1]] + [0.0] * (nb + ng))
-    bounds = [(math.log(1e-4), math.log(100.0)), (0.0, 50.0)] + [(-30.0, 30.0)] * nb + [(-5.0, 5.0)] * ng
-    res = optimize.minimize(obj, th0, method="L-BFGS-B", bounds=bounds, options=dict(ftol=1e-14, gtol=1e-8, maxiter=1000))
-    m, r, b, g = unpack(res.x)
+    bounds = (
+        [(math.log(1e-4), math.log(100.0)), (0.0, 50.0)] + [(-30.0, 30.0)] * nb + [(-5.0, 5.0)] * ng
+    )
+    res = optimize.minimize(obj, th0, method="L-BFGS-B", bounds=bounds,
+                            options={"ftol": 1e-14, "gtol": 1e-8, "maxiter": 1000})
     lo_b, hi_b = np.array([q[0] for q in bounds]), np.array([q[1] for q in bounds])
-    jac = np.where(((res.x <= lo_b) & (res.jac > 0)) | ((res.x >= hi_b) & (res.jac < 0)), 0.0, res.jac)
-    converged = bool(res.success) or float(np.max(np.abs(jac))) < 1e-6     # a failed line search at a flat optimum
-    if not converged:
-        warnings.warn(f"optimal_softmax_bias({model!r}): L-BFGS did not converge ({res.message}); treat the risk as an upper bound",
-                      ConvergenceWarning, stacklevel=2)
-    if model.kind == "spiked":
-        t = softmax_bias_terms(model, m, m * m + r * r, b, g)
-        mv = t.A / t.B
-        pr = softmax_bias_risk(model, m, m * m + r * r, mv, mv * mv, b, g)
-        return PositionalOptimum(pr.risk, pr.excess, pr.err, m, m * m + r * r, mv, mv * mv, b, g, "laplace", converged, n_eval[0])
+    at_bound = ((res.x <= lo_b) & (res.jac > 0)) | ((res.x >= hi_b) & (res.jac < 0))
+    jac = np.where(at_bound, 0.0, res.jac)
+    converged = bool(res.success) or float(np.max(np.abs(jac))) < 1e-6   # failed line search, flat
+    return res, n_eval[0], converged
+
+def _mc_bias_optimum(model, AB, res, m, r, b, g, converged, n_eval):
+    "The Monte Carlo optimum with the delta-method standard error of 1 - A^2/B."
     a, bb = AB(res.x, per_sample=True); A, B = a.mean(), bb.mean(); mv = A / B
     err = float(np.std(2 * A / B * a - A * A / B**2 * bb, ddof=1) / math.sqrt(len(a)))
-    return PositionalOptimum(model.noise**2 + 1 - A * A / B, 1 - A * A / B, err, m, m * m + r * r, mv, mv * mv, b, g,
-                             "monte carlo", converged, n_eval[0])
+    q = m * m + r * r
+    return PositionalOptimum(model.noise**2 + 1 - A * A / B, 1 - A * A / B, err, m, q, mv, mv * mv,
+                             b, g, "monte carlo", converged, n_eval)
+
+# %% ../../nbs/01f_slr_positional.ipynb #e1b09e29-f
+def optimal_softmax_bias(model:SLRModel, # SpikedSLR (Laplace) or MaxSLR (Monte Carlo)
+                         bias:bool=True, # learn the positional bias
+                         gain:bool=False, # learn per-position gains
+                         n_mc:int=100_000, # Monte Carlo sequences (max-SLR), >= 100
+                         seed=0, # Monte Carlo seed (common random numbers)
+                         x0=None, # starting (m_k, r_k); default (c_nu, 0)
+                        ) -> PositionalOptimum:
+    """Population optimum of softmax attention with a learnable positional bias (and gains) by
+    L-BFGS.
+
+    Parameters
+    ----------
+    model : SLRModel
+        SpikedSLR (Laplace) or MaxSLR (Monte Carlo)
+    bias : bool, default True
+        learn the positional bias
+    gain : bool, default False
+        learn per-position gains
+    n_mc : int, default 100000
+        Monte Carlo sequences (max-SLR), >= 100
+    seed : default 0
+        Monte Carlo seed (common random numbers)
+    x0 : default None
+        starting (m_k, r_k); default (c_nu, 0)
+    """
+    _check_model(model); L = model.L_max
+    bias, gain = _check_bool("bias", bias), _check_bool("gain", gain)
+    n_mc = check_int("n_mc", n_mc, lo=100); as_generator(seed)
+    m0 = _key_scale(model)
+    x0 = [max(m0, 0.05), 0.0] if x0 is None else [float(v) for v in _check_x0(x0)]
+    nb, ng = (L - 1) * bias, (L - 1) * gain
+    unpack = _unpacker(L, nb, bias, gain)
+    if model.planted_location: AB = _laplace_bias_AB(model, unpack, x0, m0)
+    else: AB = _mc_bias_AB(model, unpack, n_mc, seed)
+    res, n_eval, converged = _minimise_bias(AB, x0, nb, ng)
+    if not converged:
+        warnings.warn(f"optimal_softmax_bias({model!r}): L-BFGS did not converge ({res.message}); "
+                      f"treat the risk as an upper bound", ConvergenceWarning, stacklevel=2)
+    m, r, b, g = unpack(res.x)
+    if not model.planted_location:
+        return _mc_bias_optimum(model, AB, res, m, r, b, g, converged, n_eval)
+    q = m * m + r * r
+    t = softmax_bias_terms(model, m, q, b, g)
+    mv = t.A / t.B
+    pr = softmax_bias_risk(model, m, q, mv, mv * mv, b, g)
+    return PositionalOptimum(pr.risk, pr.excess, pr.err, m, q, mv, mv * mv, b, g, "laplace",
+                             converged, n_eval)
 
 # %% ../../nbs/01f_slr_positional.ipynb #efa5d345
 def linear_pos_terms(model:SpikedSLR, # spiked-SLR model
@@ -319,13 +642,33 @@ def linear_pos_terms(model:SpikedSLR, # spiked-SLR model
                      w=None, # positional offsets (None: 1)
                      beta=None, # positional slopes (None: 1)
                     ) -> tuple:
-    "Closed-form (A, B) of linear attention with positional weights sigma_l = w_l + beta_l chi_l in spiked-SLR."
-    _check_model(model)
-    if model.kind != "spiked": raise ValueError(f"model must be a SpikedSLR for linear_pos_terms, got {model!r} (max-SLR: use positional_risk_mc)")
-    m_k = check_real("m_k", m_k); q_k = check_real("q_k (at least m_k**2)", q_k, lo=m_k * m_k * (1 - 1e-12) - 1e-14)
+    """Closed-form (A, B) of linear attention with positional weights sigma_l = w_l + beta_l chi_l
+    in spiked-SLR.
+
+    Parameters
+    ----------
+    model : SpikedSLR
+        spiked-SLR model
+    m_k : float
+        k.k*/D
+    q_k : float
+        k.k/D >= m_k^2
+    w : default None
+        positional offsets (None: 1)
+    beta : default None
+        positional slopes (None: 1)
+    """
+    _check_planted(model, "linear_pos_terms")
+    m_k = check_real("m_k", m_k)
+    q_k = check_real("q_k (at least m_k**2)", q_k, lo=m_k * m_k * (1 - 1e-12) - 1e-14)
     A = B = 0.0
     for l, p in model.length_probs.items():
-        wl, bl, pi, rn = _vec(model, "w", w, l, "bias", 1.0), _vec(model, "beta", beta, l, "bias", 1.0), model.prior_of(l), np.sqrt(model.nu_of(l))
+        wl, bl, pi, rn = (
+            _vec(model, "w", w, l, "bias", 1.0),
+            _vec(model, "beta", beta, l, "bias", 1.0),
+            model.prior_of(l),
+            np.sqrt(model.nu_of(l)),
+        )
         A += p * np.sum(pi * (wl + bl * m_k * rn))
         B += p * np.sum(wl**2 + 2 * wl * bl * m_k * rn * pi + bl**2 * (q_k + m_k**2 * rn**2 * pi))
     return float(A), float(B)
@@ -338,16 +681,52 @@ def linear_pos_risk(model:SpikedSLR, # spiked-SLR model
                     w=None, # positional offsets (None: 1)
                     beta=None, # positional slopes (None: 1)
                    ) -> PositionalRisk:
-    "Population risk of linear attention with positional weights on the symmetric manifold (closed form)."
+    """Population risk of linear attention with positional weights on the symmetric manifold (closed
+    form).
+
+    Parameters
+    ----------
+    model : SpikedSLR
+        spiked-SLR model
+    m_k : float
+        k.k*/D
+    q_k : float
+        k.k/D >= m_k^2
+    m_v : float
+        v.v*/D
+    q_v : float
+        v.v/D >= m_v^2
+    w : default None
+        positional offsets (None: 1)
+    beta : default None
+        positional slopes (None: 1)
+    """
     A, B = linear_pos_terms(model, m_k, q_k, w, beta)
-    m_v = check_real("m_v", m_v); q_v = check_real("q_v (at least m_v**2)", q_v, lo=m_v * m_v * (1 - 1e-12) - 1e-14)
+    m_v = check_real("m_v", m_v)
+    q_v = check_real("q_v (at least m_v**2)", q_v, lo=m_v * m_v * (1 - 1e-12) - 1e-14)
     ex = 1 - 2 * m_v * A + q_v * B
     return PositionalRisk(model.noise**2 + ex, ex, 0.0, A, B, "closed form")
 
 # %% ../../nbs/01f_slr_positional.ipynb #178c541f
 @dataclass
 class LinearOptimum:
-    "Optimal linear attention sigma_l = w_l + beta_l chi_l (k = k*, q_k = m_k^2 = 1, v = m_v v*)."
+    """Optimal linear attention sigma_l = w_l + beta_l chi_l (k = k*, q_k = m_k^2 = 1, v = m_v v*).
+
+    Parameters
+    ----------
+    risk : float
+        noise^2 + 1 - c^T G^-1 c
+    excess : float
+        risk - noise^2
+    w : np.ndarray
+        offsets by absolute position (all equal when shared)
+    beta : np.ndarray
+        slopes by absolute position
+    m_v : float
+        value overlap A/B (= sqrt(q_v))
+    shared : bool
+        one (w, beta) for all positions
+    """
     risk: float # noise^2 + 1 - c^T G^-1 c
     excess: float # risk - noise^2
     w: np.ndarray # offsets by absolute position (all equal when shared)
@@ -356,11 +735,20 @@ class LinearOptimum:
     shared: bool # one (w, beta) for all positions
 
 def optimal_linear_pos(model:SpikedSLR, # spiked-SLR model (any length law)
-                       shared:bool=False, # one (w, beta) for every position (the package's linear attention)
+                       shared:bool=False, # one (w, beta) for every position (the package's linear
+                                          # attention)
                       ) -> LinearOptimum:
-    "Closed-form optimum of linear attention with positional (or shared) weights: the quadratic problem max A^2/B = c^T G^-1 c."
-    _check_model(model)
-    if model.kind != "spiked": raise ValueError(f"model must be a SpikedSLR for optimal_linear_pos, got {model!r}")
+    """Closed-form optimum of linear attention with positional (or shared) weights: the quadratic
+    problem max A^2/B = c^T G^-1 c.
+
+    Parameters
+    ----------
+    model : SpikedSLR
+        spiked-SLR model (any length law)
+    shared : bool, default False
+        one (w, beta) for every position (the package's linear
+    """
+    _check_planted(model, "optimal_linear_pos"); shared = _check_bool("shared", shared)
     L = model.L_max; d = 2 if shared else 2 * L
     c, G = np.zeros(d), np.zeros((d, d))
     for l, p in model.length_probs.items():
@@ -368,16 +756,24 @@ def optimal_linear_pos(model:SpikedSLR, # spiked-SLR model (any length law)
         for i in range(l):
             iw, ia = (0, 1) if shared else (i, L + i)
             c[[iw, ia]] += p * pi[i] * np.array([1.0, rn[i]])
-            G[np.ix_([iw, ia], [iw, ia])] += p * np.array([[1.0, rn[i] * pi[i]], [rn[i] * pi[i], 1.0 + rn[i]**2 * pi[i]]])
+            G[np.ix_([iw, ia], [iw, ia])] += p * np.array(
+                [[1.0, rn[i] * pi[i]], [rn[i] * pi[i], 1.0 + rn[i] ** 2 * pi[i]]]
+            )
     x = np.linalg.solve(G, c); val = float(c @ x)
     w, a = (np.full(L, x[0]), np.full(L, x[1])) if shared else (x[:L], x[L:])
     return LinearOptimum(model.noise**2 + 1 - val, 1 - val, w, a, 1.0, bool(shared))
 
 def linear_pos_closed_form(model:SpikedSLR, # spiked-SLR model with a fixed length
                           ) -> float:
-    "Optimal risk of linear attention with positional weights, (P5): noise^2 + sum_l pi_l (1 - pi_l) / (1 + nu_l pi_l (1 - pi_l))."
-    _check_model(model)
-    if model.kind != "spiked" or model.variable_length: raise ValueError(f"model must be a SpikedSLR with a fixed length for linear_pos_closed_form, got {model!r}")
+    """Optimal risk of linear attention with positional weights, (P5): noise^2 + sum_l pi_l (1 -
+    pi_l) / (1 + nu_l pi_l (1 - pi_l)).
+
+    Parameters
+    ----------
+    model : SpikedSLR
+        spiked-SLR model with a fixed length
+    """
+    _check_planted(model, "linear_pos_closed_form", fixed_length=True)
     pi, nu = model.prior_of(model.L_max), model.nu_of(model.L_max)
     return float(model.noise**2 + np.sum(pi * (1 - pi) / (1 + nu * pi * (1 - pi))))
 
@@ -388,26 +784,55 @@ def positional_empirical_risk(model:SLRModel, # SpikedSLR or MaxSLR
                               v, # (D,) value vector
                               k_star, # (D,) teacher key direction
                               v_star, # (D,) teacher value direction
-                              b=None, # softmax: positional bias (None: 0)
-                              gain=None, # softmax: per-position gains (None: 1)
-                              w=None, # linear: positional offsets (None: 1)
-                              beta=None, # linear: positional slopes (None: 1)
                               n:int=20_000, # fresh sequences
                               seed=0, # int or numpy Generator
-                              batch:int=2_000, # sequences per batch (memory batch * L_max * D floats)
+                              batch:int=2_000, # sequences per batch (memory batch * L_max * D
+                                               # floats)
+                              **weights, # b, gain (softmax) or w, beta (linear)
                              ) -> tuple:
-    "Monte Carlo (mean, standard error) of (y - f(X))^2 for a positional predictor on fresh D-dimensional sequences."
-    _check_model(model); kind = check_choice("kind", kind, ("softmax", "linear"))
+    """Monte Carlo (mean, standard error) of (y - f(X))^2 for a positional predictor on fresh
+    D-dimensional sequences.
+
+    Parameters
+    ----------
+    model : SLRModel
+        SpikedSLR or MaxSLR
+    kind : str
+        "softmax" or "linear"
+    k
+        (D,) key vector
+    v
+        (D,) value vector
+    k_star
+        (D,) teacher key direction
+    v_star
+        (D,) teacher value direction
+    n : int, default 20000
+        fresh sequences
+    seed : default 0
+        int or numpy Generator
+    batch : int, default 2000
+        sequences per batch (memory batch * L_max * D floats)
+    **weights
+        b, gain (softmax) or w, beta (linear)
+    """
+    _check_model(model); kind = _check_kind(kind)
     n = check_int("n", n, lo=2); batch = check_int("batch", batch, lo=1)
-    check_seconds("n", 6e-8 * n * model.L_max * len(np.atleast_1d(k)))   # measured: 5e-8 s per sequence, token and dimension (D = 8)
-    k_star = check_array("k_star", k_star, ndim=1); D = len(k_star)
-    k = check_array("k", k, shape=(D,)); v = check_array("v", v, shape=(D,))
+    # measured: 5e-8 s per sequence, token and dimension (D = 8)
+    check_seconds("n", 6e-8 * n * model.L_max * len(np.atleast_1d(k)))
+    vecs = {"k_star": k_star, "k": k, "v": v, "v_star": v_star}
+    k_star, k, v, v_star = [check_array(name, a, ndim=1) for name, a in vecs.items()]
+    D = len(k_star)
+    if len({len(k_star), len(k), len(v), len(v_star)}) > 1 or D < 2:
+        raise ValueError(f"k_star, k, v, v_star must have one length D >= 2, got "
+                         f"{[len(a) for a in (k_star, k, v, v_star)]}")
     check_memory("batch * L * D", 8.0 * 3 * min(batch, n) * model.L_max * D)
+    tables = _weight_tables(model, kind, **weights); as_generator(seed)
     e2 = []
     for j, rng in enumerate(spawn(seed, -(-n // batch))):
         data = model.sample(min(batch, n - j * batch), D, rng, k_star=k_star, v_star=v_star)
         chi, z = data.X @ k / math.sqrt(D), data.X @ v / math.sqrt(D)
-        s = _weights(kind, chi, data.mask, data.lengths, model, b, gain, w, beta)
+        s = _weights(kind, chi, data.mask, data.lengths, tables)
         e2.append((data.y - np.sum(s * np.where(data.mask, z, 0.0), 1))**2)
     e2 = np.concatenate(e2)
     return float(e2.mean()), float(e2.std(ddof=1) / math.sqrt(n))
@@ -419,14 +844,48 @@ def erm_bias_objective(theta, # (2D + L - 1,) the concatenation (k, v, b_2..b_L)
                        mask, # (N, L) bool, True on real tokens
                        lam:float, # ridge strength on k and v
                       ) -> tuple:
-    "ERM objective sum (y - softmax(chi + b).z)^2/2 + lam (|k|^2 + |v|^2)/2 and its gradient in (k, v, b_2..b_L)."
-    N, L, D = X.shape
-    theta = np.asarray(theta, float); k, v = theta[:D], theta[D:2 * D]; b = np.concatenate([[0.0], theta[2 * D:]])
+    """ERM objective sum (y - softmax(chi + b).z)^2/2 + lam (|k|^2 + |v|^2)/2 and its gradient in
+    (k, v, b_2..b_L).
+
+    Parameters
+    ----------
+    theta
+        (2D + L - 1,) the concatenation (k, v, b_2..b_L)
+    X
+        (N, L, D) tokens
+    y
+        (N,) labels
+    mask
+        (N, L) bool, True on real tokens
+    lam : float
+        ridge strength on k and v
+    """
+    X = check_array("X", X, ndim=3); N, L, D = X.shape
+    if min(N, L, D) < 1:
+        raise ValueError(f"X must have shape (N, L, D) with N, L, D >= 1, got {X.shape}")
+    theta = check_array("theta", theta, ndim=1)
+    if theta.shape != (2 * D + L - 1,):
+        raise ValueError(f"theta must have shape (2 D + L - 1,) = ({2 * D + L - 1},) for X of "
+                         f"shape {X.shape}, got {theta.shape}")
+    y = check_array("y", y, shape=(N,)); lam = check_real("lam", lam, lo=0.0, hi=1e100)
+    if not isinstance(mask, np.ndarray) or mask.dtype != bool or mask.shape != (N, L):
+        raise ParameterTypeError(f"mask must be a bool array of shape ({N}, {L}), "
+                                 f"got {type(mask).__name__}")
+    if not mask.any(axis=1).all(): raise ValueError("mask must have a real token in every row")
+    return _erm_bias_objective(theta, X, y, mask, lam)
+
+def _erm_bias_objective(theta, X, y, mask, lam):
+    "The body of `erm_bias_objective` on checked arguments (L-BFGS calls it)."
+    _N, _L, D = X.shape
+    theta = np.asarray(theta, float)
+    k, v = theta[:D], theta[D:2 * D]
+    b = np.concatenate([[0.0], theta[2 * D:]])
     chi, z = X @ (k / math.sqrt(D)), np.where(mask, X @ (v / math.sqrt(D)), 0.0)
     act = get_activation("softmax")
     s = act.value(chi + b, mask=mask)
     r = np.sum(s * z, 1) - y
-    gchi = act.vjp(chi + b, z, mask=mask) * r[:, None]                # d loss / d chi_l (= d loss / d b_l)
+    # d loss / d chi_l (= d loss / d b_l)
+    gchi = act.vjp(chi + b, z, mask=mask) * r[:, None]
     gk = np.einsum("nl,nld->d", gchi, X) / math.sqrt(D) + lam * k
     gv = np.einsum("nl,nld->d", s * r[:, None], X) / math.sqrt(D) + lam * v
     val = 0.5 * r @ r + 0.5 * lam * (k @ k + v @ v)
@@ -435,7 +894,39 @@ def erm_bias_objective(theta, # (2D + L - 1,) the concatenation (k, v, b_2..b_L)
 # %% ../../nbs/01f_slr_positional.ipynb #b9196a7e
 @dataclass
 class ERMBiasResult:
-    "ERM with a learned positional bias: overlaps, learned bias (gauge b_1 = 0) and errors."
+    """ERM with a learned positional bias: overlaps, learned bias (gauge b_1 = 0) and errors.
+
+    Parameters
+    ----------
+    alpha : float
+        the run
+    D : int
+        the run
+    lam : float
+        the run
+    seed : int
+        the run
+    b : np.ndarray
+        learned bias, b_1 = 0
+    m_k : float
+        overlaps with the teacher
+    q_k : float
+        overlaps with the teacher
+    m_v : float
+        overlaps with the teacher
+    q_v : float
+        overlaps with the teacher
+    train_loss : float
+        objective / N at the minimum
+    test_error : float
+        fresh-sample risk
+    test_se : float
+        its standard error
+    converged : bool
+        L-BFGS's own test
+    n_iter : int
+        L-BFGS iterations
+    """
     alpha: float; D: int; lam: float; seed: int # the run
     b: np.ndarray # learned bias, b_1 = 0
     m_k: float; q_k: float; m_v: float; q_v: float # overlaps with the teacher
@@ -450,16 +941,47 @@ def simulate_erm_bias(model:SpikedSLR, # spiked-SLR model with a fixed length
                       D:int, # dimension
                       lam:float=1e-3, # ridge strength on k and v
                       seed=0, # int seed (data, teacher, test set)
-                      init:str="informed", # "informed" (k = c k*, v = v*, b = 0) or "random" (small Gaussian k, v, b = 0)
+                      init:str="informed", # "informed" (k = c k*, v = v*, b = 0) or "random" (small
+                                           # Gaussian k, v, b = 0)
                       n_test:int=10_000, # fresh test sequences
                       maxiter:int=3000, # L-BFGS iterations at most
                      ) -> ERMBiasResult:
-    "ERM of softmax attention with a learned positional bias by L-BFGS on N = alpha D samples, with its test error."
+    """ERM of softmax attention with a learned positional bias by L-BFGS on N = alpha D samples,
+    with its test error.
+
+    Parameters
+    ----------
+    model : SpikedSLR
+        spiked-SLR model with a fixed length
+    alpha : float
+        sample ratio N / D
+    D : int
+        dimension
+    lam : float, default 0.001
+        ridge strength on k and v
+    seed : default 0
+        int seed (data, teacher, test set)
+    init : str, default 'informed'
+        "informed" (k = c k*, v = v*, b = 0) or "random" (small Gaussian k, v, b = 0)
+    n_test : int, default 10000
+        fresh test sequences
+    maxiter : int, default 3000
+        L-BFGS iterations at most
+    """
     _check_model(model)
-    if model.variable_length: raise ValueError(f"model must have a fixed sequence length for simulate_erm_bias, got {model!r}")
-    alpha = check_real("alpha", alpha, lo=0.0, lo_open=True); D = check_int("D", D, lo=2); lam = check_real("lam", lam, lo=0.0)
-    init = check_choice("init", init, ("informed", "random")); seed_i = check_int("seed", seed, lo=0)
-    L = model.L_max; N = max(1, int(round(min(alpha * D, 1e18))))
+    if model.variable_length:
+        raise ValueError("model must have a fixed sequence length for simulate_erm_bias, got "
+                         f"{model!r}")
+    alpha = check_real("alpha", alpha, lo=0.0, lo_open=True)
+    D = check_int("D", D, lo=2)
+    lam = check_real("lam", lam, lo=0.0, hi=1e100)
+    if not isinstance(init, str):
+        raise ParameterTypeError(f"init must be 'informed' or 'random', got {type(init).__name__}")
+    init = check_choice("init", init, ("informed", "random"))
+    n_test = check_int("n_test", n_test, lo=2)
+    check_seconds("n_test, D", 6e-8 * n_test * model.L_max * D)   # as positional_empirical_risk
+    seed_i = check_int("seed", seed, lo=0)
+    L = model.L_max; N = max(1, round(min(alpha * D, 1e18)))
     check_memory("N * L * D (N = alpha D samples)", 8.0 * 2 * N * L * D)
     r_data, r_init, r_test = spawn(seed_i, 3)
     data = model.sample(N, D, r_data)
@@ -467,49 +989,143 @@ def simulate_erm_bias(model:SpikedSLR, # spiked-SLR model with a fixed length
     c = math.sqrt(float(np.mean(model.nu_of(L))))
     if init == "informed": th0 = np.concatenate([c * ks, vs, np.zeros(L - 1)])
     else: th0 = np.concatenate([0.1 * as_generator(r_init).standard_normal(2 * D), np.zeros(L - 1)])
-    res = optimize.minimize(erm_bias_objective, th0, args=(data.X, data.y, data.mask, lam), jac=True, method="L-BFGS-B",
-                            options=dict(maxiter=check_int("maxiter", maxiter, lo=1), ftol=1e-15, gtol=1e-7))
-    if not res.success: warnings.warn(f"simulate_erm_bias: L-BFGS did not converge ({res.message})", ConvergenceWarning, stacklevel=2)
+    res = optimize.minimize(
+        _erm_bias_objective,
+        th0,
+        args=(data.X, data.y, data.mask, lam),
+        jac=True,
+        method="L-BFGS-B",
+        options={"maxiter": check_int("maxiter", maxiter, lo=1), "ftol": 1e-15, "gtol": 1e-7},
+    )
+    if not res.success:
+        warnings.warn(
+            f"simulate_erm_bias: L-BFGS did not converge ({res.message})",
+            ConvergenceWarning,
+            stacklevel=2,
+        )
     k, v, b = res.x[:D], res.x[D:2 * D], np.concatenate([[0.0], res.x[2 * D:]])
     te, se = positional_empirical_risk(model, "softmax", k, v, ks, vs, b=b, n=n_test, seed=r_test)
-    return ERMBiasResult(alpha, D, lam, seed_i, b, float(k @ ks / D), float(k @ k / D), float(v @ vs / D), float(v @ v / D),
-                         float(res.fun / N), te, se, bool(res.success), int(res.nit))
+    return ERMBiasResult(
+        alpha,
+        D,
+        lam,
+        seed_i,
+        b,
+        float(k @ ks / D),
+        float(k @ k / D),
+        float(v @ vs / D),
+        float(v @ v / D),
+        float(res.fun / N),
+        te,
+        se,
+        bool(res.success),
+        int(res.nit),
+    )
 
 # %% ../../nbs/01f_slr_positional.ipynb #ad3687cf
 def predictor_table(model:SpikedSLR, # spiked-SLR model (fixed length)
                     n_mc:int=100_000, # Monte Carlo sequences per predictor
                     seed:int=0, # Monte Carlo seed
                    ) -> list:
-    "Theory and Monte Carlo risk of Bayes, softmax with and without bias, positional and shared linear attention at their optima."
-    _check_model(model); L = model.L_max
+    """Theory and Monte Carlo risk of Bayes, softmax with and without bias, positional and shared
+    linear attention at their optima.
+
+    Parameters
+    ----------
+    model : SpikedSLR
+        spiked-SLR model (fixed length)
+    n_mc : int, default 100000
+        Monte Carlo sequences per predictor
+    seed : int, default 0
+        Monte Carlo seed
+    """
+    _check_planted(model, "predictor_table", fixed_length=True)
+    n_mc = check_int("n_mc", n_mc, lo=2); seed = check_int("seed", seed, lo=0)
+    check_memory("n_mc", 8.0 * 6 * n_mc * model.L_max)   # as positional_risk_mc, five times
+    check_seconds("n_mc", 5 * 2.5e-7 * n_mc * model.L_max)
     ob, onb = optimal_softmax_bias(model), optimal_softmax_bias(model, bias=False)
     lo, ls = optimal_linear_pos(model), optimal_linear_pos(model, shared=True)
-    diag = lambda mk, qk, mv, qv: (np.array([[mk, 0.0], [0.0, mv]]), np.array([[qk, 0.0], [0.0, qv]]))
+    diag = lambda mk, qk, mv, qv: (
+        np.array([[mk, 0.0], [0.0, mv]]),
+        np.array([[qk, 0.0], [0.0, qv]]),
+    )
+
     def lin_mc(o, s):
         A, B = linear_pos_terms(model, 1.0, 1.0, o.w, o.beta)
-        return positional_risk_mc(model, "linear", *diag(1.0, 1.0, A / B, (A / B)**2), w=o.w, beta=o.beta, n=n_mc, seed=s)
-    rows = [("Bayes", bayes_risk_pos(model).risk, bayes_risk_pos_mc(model, n=n_mc, seed=seed)),
-            ("softmax with bias", ob.risk, positional_risk_mc(model, "softmax", *diag(ob.m_k, ob.q_k, ob.m_v, ob.q_v), b=ob.b, n=n_mc, seed=seed + 1)),
-            ("softmax without bias", onb.risk, positional_risk_mc(model, "softmax", *diag(onb.m_k, onb.q_k, onb.m_v, onb.q_v), n=n_mc, seed=seed + 2)),
-            ("linear, positional weights", lo.risk, lin_mc(lo, seed + 3)),
-            ("linear, shared weights", ls.risk, lin_mc(ls, seed + 4))]
-    return [dict(predictor=p, theory=t, mc=m[0], mc_se=m[1]) for p, t, m in rows]
+        return positional_risk_mc(
+            model,
+            "linear",
+            *diag(1.0, 1.0, A / B, (A / B) ** 2),
+            w=o.w,
+            beta=o.beta,
+            n=n_mc,
+            seed=s,
+        )
+
+    rows = [
+        ("Bayes", bayes_risk_pos(model).risk, bayes_risk_pos_mc(model, n=n_mc, seed=seed)),
+        (
+            "softmax with bias",
+            ob.risk,
+            positional_risk_mc(
+                model,
+                "softmax",
+                *diag(ob.m_k, ob.q_k, ob.m_v, ob.q_v),
+                b=ob.b,
+                n=n_mc,
+                seed=seed + 1,
+            ),
+        ),
+        (
+            "softmax without bias",
+            onb.risk,
+            positional_risk_mc(
+                model, "softmax", *diag(onb.m_k, onb.q_k, onb.m_v, onb.q_v), n=n_mc, seed=seed + 2
+            ),
+        ),
+        ("linear, positional weights", lo.risk, lin_mc(lo, seed + 3)),
+        ("linear, shared weights", ls.risk, lin_mc(ls, seed + 4)),
+    ]
+    return [{"predictor": p, "theory": t, "mc": m[0], "mc_se": m[1]} for p, t, m in rows]
 
 # %% ../../nbs/01f_slr_positional.ipynb #a5f9c14c
 class BiasedSoftmax(NormalisedActivation):
-    "Softmax attention with a fixed positional bias, softmax(chi + b), as an activation object for the replica and ERM routines."
+    """Softmax attention with a fixed positional bias, softmax(chi + b), as an activation object for
+    the replica and ERM routines.
+
+    Parameters
+    ----------
+    b
+        (L,) positional bias (gauge: any constant shift is the same activation)
+    """
     def __init__(self, b, # (L,) positional bias (gauge: any constant shift is the same activation)
                 ):
-        super().__init__("softmax_bias", lambda u: np.asarray(u, float), lambda u: np.ones_like(np.asarray(u, float)))
+        super().__init__(
+            "softmax_bias",
+            lambda u: np.asarray(u, float),
+            lambda u: np.ones_like(np.asarray(u, float)),
+        )
         self.b = check_array("b", b, ndim=1)
 
     def value(self, chi, # (..., L) scores
               mask=None, # (..., L) bool, True on real tokens
               c:float=0.0, # ignored (no offset)
              ) -> np.ndarray:
-        "Weights softmax(chi + b) over the real tokens."
+        """Weights softmax(chi + b) over the real tokens.
+
+        Parameters
+        ----------
+        chi
+            (..., L) scores
+        mask : default None
+            (..., L) bool, True on real tokens
+        c : float, default 0.0
+            ignored (no offset)
+        """
         chi = np.asarray(chi, float)
-        if chi.shape[-1] != len(self.b): raise ValueError(f"chi must have {len(self.b)} columns (the length of b), got {chi.shape[-1]}")
+        if chi.shape[-1] != len(self.b):
+            raise ValueError(f"chi must have {len(self.b)} columns (the length of b), got "
+                             f"{chi.shape[-1]}")
         return super().value(chi + self.b, mask)
 
 # %% ../../nbs/01f_slr_positional.ipynb #a1b2c3d5
@@ -517,7 +1133,28 @@ def bias_gradient(model:SpikedSLR, # spiked-SLR model (fixed length)
                   res, # ReplicaResult of replica_erm at a BiasedSoftmax, solved on `sample`
                   sample, # the ChannelSample it was solved on
                  ) -> np.ndarray:
-    "Envelope gradient d(energy)/db = alpha E[d phi / d b at the prox] = -alpha E[chi_prox - omega_k] / V_k, per position."
+    """Envelope gradient d(energy)/db = alpha E[d phi / d b at the prox] = -alpha E[chi_prox -
+    omega_k] / V_k, per position.
+
+    Parameters
+    ----------
+    model : SpikedSLR
+        spiked-SLR model (fixed length)
+    res
+        ReplicaResult of replica_erm at a BiasedSoftmax, solved on `sample`
+    sample
+        the ChannelSample it was solved on
+    """
+    from attnstat.slr.replica import ChannelSample, ReplicaResult
+    _check_planted(model, "bias_gradient", fixed_length=True)
+    if not isinstance(res, ReplicaResult):
+        raise ParameterTypeError(f"res must be a ReplicaResult of replica_erm, "
+                                 f"got {type(res).__name__}")
+    if not isinstance(sample, ChannelSample) or sample.chi_star is None:
+        raise ParameterTypeError(f"sample must be the ChannelSample res was solved on, "
+                                 f"got {type(sample).__name__}")
+    if res.chi is None or np.shape(res.chi[0]) != np.shape(sample.chi_star):
+        raise ValueError("res and sample must match: res must be solved on sample (with its chi)")
     m_k, q_k, V_k = res.x[:3]
     omk = (m_k * sample.chi_star + math.sqrt(max(q_k - m_k**2, 0.0)) * sample.xi_k) * sample.mask
     return -res.alpha * np.mean(res.chi[0] - omk, axis=0) / V_k
@@ -525,21 +1162,96 @@ def bias_gradient(model:SpikedSLR, # spiked-SLR model (fixed length)
 # %% ../../nbs/01f_slr_positional.ipynb #a1b2c3d6
 @dataclass
 class ReplicaBiasResult:
-    "Replica fixed point of ERM with the positional bias b learned jointly: b fixed by the stationarity of the energetic term."
+    """Replica fixed point of ERM with the positional bias b learned jointly: b fixed by the
+    stationarity of the energetic term.
+
+    Parameters
+    ----------
+    alpha : float
+        sample ratio, ridge strength on k and v
+    lam : float
+        sample ratio, ridge strength on k and v
+    b : np.ndarray
+        learned bias (gauge b_1 = 0), mean over randomisations
+    b_se : np.ndarray
+        its standard error over randomisations
+    test_error : float
+        population risk at the mean overlaps and bias (Laplace identity)
+    test_error_se : float
+        spread over randomisations / sqrt(n_rand)
+    overlaps : dict
+        mean (m_k, q_k, V_k, m_v, q_v, V_v)
+    grad : np.ndarray
+        max over randomisations of |d energy / d b| at the solution (gauge-free
+    energy : float
+        training objective per D at the solution
+    converged : bool
+        every inner replica solve and every outer Newton solve converged
+    n_outer : int
+        inner replica solves in all
+    results : list, default field(default_factory=list, repr=False)
+        the inner ReplicaResult at the
+    """
     alpha: float; lam: float # sample ratio, ridge strength on k and v
     b: np.ndarray # learned bias (gauge b_1 = 0), mean over randomisations
     b_se: np.ndarray # its standard error over randomisations
     test_error: float # population risk at the mean overlaps and bias (Laplace identity)
     test_error_se: float # spread over randomisations / sqrt(n_rand)
     overlaps: dict # mean (m_k, q_k, V_k, m_v, q_v, V_v)
-    grad: np.ndarray # max over randomisations of |d energy / d b| at the solution (gauge-free components)
+    grad: np.ndarray # max over randomisations of |d energy / d b| at the solution (gauge-free
+                     # components)
     energy: float # training objective per D at the solution
     converged: bool # every inner replica solve and every outer Newton solve converged
     n_outer: int # inner replica solves in all
-    results: list = field(default_factory=list, repr=False) # the inner ReplicaResult at the solution, per randomisation
+    results: list = field(default_factory=list, repr=False) # the inner ReplicaResult at the
+                                                            # solution, per randomisation
 
+def _bias_newton(model, S, b0, alpha, lam, h, gtol, max_outer, kw):
+    "Newton (Broyden) on the envelope gradient in b on one sample: (b, result, grad, ok, solves)."
+    from attnstat.slr.replica import replica_erm
+    L = model.L_max
+    def solve(b, prev=None):
+        r = replica_erm(model, BiasedSoftmax(np.concatenate([[0.0], b])), alpha, lam, sample=S,
+                        warm_chi=None if prev is None else prev.chi,
+                        init="informed" if prev is None else prev.x, **kw,
+                        options={"diagnostics": False, "test_method": "monte carlo"})
+        return r, bias_gradient(model, r, S)[1:]
+    b = b0[1:].copy(); r, g = solve(b); n_solve = 1
+    J = np.empty((L - 1, L - 1))
+    for j in range(L - 1):
+        e = np.zeros(L - 1); e[j] = h
+        J[:, j] = (solve(b + e, r)[1] - g) / h; n_solve += 1
+    J = 0.5 * (J + J.T)              # the Hessian of the energy in b
+    conv = False
+    for _ in range(max_outer):
+        if np.max(np.abs(g)) < gtol: conv = True; break
+        step = -np.linalg.solve(J, g)
+        r_new, g_new = solve(b + step, r); n_solve += 1
+        y = g_new - g; J = J + np.outer(y - J @ step, step) / (step @ step)      # Broyden
+        b, r, g = b + step, r_new, g_new
+    conv = conv or np.max(np.abs(g)) < gtol
+    return np.concatenate([[0.0], b]), r, g, conv and bool(r.converged), n_solve
+
+def _bias_result(model, alpha, lam, out, ok, n_solve):
+    "Mean over the randomisations, their spread, and the test error at the mean overlaps and bias."
+    B = np.array([o[0] for o in out]); X = np.array([o[1].x for o in out]); R = len(out)
+    risk = lambda x, b: softmax_bias_risk(model, x[0], max(x[1], x[0]**2), x[3], max(x[4], x[3]**2),
+                                          b=b, accuracy=False).risk
+    tes = [risk(x, bb) for bb, x in zip(B, X)]
+    xm, bm = X.mean(0), B.mean(0)
+    te = risk(xm, bm)
+    def se(a):
+        if R > 1: return np.std(a, axis=0, ddof=1) / math.sqrt(R)
+        return np.full(np.shape(a)[1:], np.nan)
+    overlaps = dict(zip(("m_k", "q_k", "V_k", "m_v", "q_v", "V_v"), map(float, xm)))
+    return ReplicaBiasResult(alpha, lam, bm, se(B), float(te), float(se(np.array(tes))), overlaps,
+                             np.max(np.abs([o[2] for o in out]), axis=0),
+                             float(np.mean([o[1].energy for o in out])), ok, n_solve,
+                             [o[1] for o in out])
+
+# %% ../../nbs/01f_slr_positional.ipynb #a1b2c3d6-f
 @renamed_params(mc_seed="seed")
-def replica_erm_bias(model:SpikedSLR, # spiked-SLR model (fixed length; prior and per-position nu allowed)
+def replica_erm_bias(model:SpikedSLR, # spiked-SLR model (fixed length; prior, nu per position)
                      alpha:float, # sample ratio N / D
                      lam:float, # ridge strength on k and v (none on b)
                      n_mc:int=32_768, # channel samples over all randomisations
@@ -551,51 +1263,70 @@ def replica_erm_bias(model:SpikedSLR, # spiked-SLR model (fixed length; prior an
                      max_outer:int=8, # Newton steps at most per randomisation
                      **kw, # passed to replica_erm
                     ) -> ReplicaBiasResult:
-    "Replica curve of softmax ERM with a learned positional bias: Newton (Broyden) on the envelope gradient in b (gauge b_1 = 0)."
-    from attnstat.slr.replica import replica_erm, channel_samples
-    _check_model(model)
-    if model.kind != "spiked" or model.variable_length: raise ValueError(f"model must be a fixed-length SpikedSLR for replica_erm_bias, got {model!r}")
-    alpha = check_real("alpha", alpha, lo=0.0, lo_open=True); lam = check_real("lam", lam, lo=0.0, lo_open=True)
-    h = check_real("h", h, lo=0.0, hi=1.0, lo_open=True); gtol = check_real("gtol", gtol, lo=0.0, lo_open=True)
+    """Replica curve of softmax ERM with a learned positional bias: Newton (Broyden) on the envelope
+    gradient in b (gauge b_1 = 0).
+
+    Parameters
+    ----------
+    model : SpikedSLR
+        spiked-SLR model (fixed length; prior, nu per position)
+    alpha : float
+        sample ratio N / D
+    lam : float
+        ridge strength on k and v (none on b)
+    n_mc : int, default 32768
+        channel samples over all randomisations
+    n_rand : int, default 2
+        independent randomisations (their spread is the error)
+    seed : default 0
+        seed of the channel samples (`mc_seed`: deprecated alias)
+    b0 : default None
+        starting bias (None: log pi - log pi_1)
+    h : float, default 0.05
+        finite-difference step of the Jacobian of the gradient in b
+    gtol : float, default 1e-05
+        tolerance on |d energy / d b|
+    max_outer : int, default 8
+        Newton steps at most per randomisation
+    **kw
+        passed to replica_erm
+    """
+    from attnstat.slr.replica import channel_samples
+    _check_planted(model, "replica_erm_bias", fixed_length=True)
+    alpha = check_real("alpha", alpha, lo=0.0, lo_open=True)
+    lam = check_real("lam", lam, lo=0.0, lo_open=True)
+    h = check_real("h", h, lo=0.0, hi=1.0, lo_open=True)
+    gtol = check_real("gtol", gtol, lo=0.0, lo_open=True)
     max_outer = check_int("max_outer", max_outer, lo=1); L = model.L_max
     lp = np.log(model.prior_of(L))
-    b0 = lp - lp[0] if b0 is None else check_array("b0", b0, shape=(L,)) - float(np.asarray(b0, float)[0])
-    Ss = channel_samples(model, n_mc, seed, "mc", n_rand)
+    if b0 is None: b0 = lp - lp[0]
+    else: b0 = check_array("b0", b0, shape=(L,)) - float(np.asarray(b0, float)[0])
     out, n_solve, ok = [], 0, True
-    for S in Ss:
-        def solve(b, prev=None):
-            r = replica_erm(model, BiasedSoftmax(np.concatenate([[0.0], b])), alpha, lam, sample=S,
-                            warm_chi=None if prev is None else prev.chi, init="informed" if prev is None else prev.x, **kw, options=dict(diagnostics=False, test_method="monte carlo"))
-            return r, bias_gradient(model, r, S)[1:]
-        b = b0[1:].copy(); r, g = solve(b); n_solve += 1
-        J = np.empty((L - 1, L - 1))
-        for j in range(L - 1):
-            e = np.zeros(L - 1); e[j] = h
-            J[:, j] = (solve(b + e, r)[1] - g) / h; n_solve += 1
-        J = 0.5 * (J + J.T)              # the Hessian of the energy in b
-        conv = False
-        for _ in range(max_outer):
-            if np.max(np.abs(g)) < gtol: conv = True; break
-            step = -np.linalg.solve(J, g)
-            r_new, g_new = solve(b + step, r); n_solve += 1
-            y = g_new - g; J = J + np.outer(y - J @ step, step) / (step @ step)      # Broyden
-            b, r, g = b + step, r_new, g_new
-        conv = conv or np.max(np.abs(g)) < gtol
-        ok = ok and conv and bool(r.converged)
-        out.append((np.concatenate([[0.0], b]), r, g))
-    B = np.array([o[0] for o in out]); X = np.array([o[1].x for o in out]); R = len(out)
-    tes = [softmax_bias_risk(model, x[0], max(x[1], x[0]**2), x[3], max(x[4], x[3]**2), b=bb, accuracy=False).risk for bb, x in zip(B, X)]
-    xm, bm = X.mean(0), B.mean(0)
-    te = softmax_bias_risk(model, xm[0], max(xm[1], xm[0]**2), xm[3], max(xm[4], xm[3]**2), b=bm, accuracy=False).risk
-    se = lambda a: np.std(a, axis=0, ddof=1) / math.sqrt(R) if R > 1 else np.full(np.shape(a)[1:], np.nan)
-    if not ok: warnings.warn(f"replica_erm_bias(alpha={alpha:g}): the outer solve in b did not reach |grad| < {gtol:g}", ConvergenceWarning, stacklevel=2)
-    return ReplicaBiasResult(alpha, lam, bm, se(B), float(te), float(se(np.array(tes))), dict(zip(("m_k", "q_k", "V_k", "m_v", "q_v", "V_v"), map(float, xm))),
-                             np.max(np.abs([o[2] for o in out]), axis=0), float(np.mean([o[1].energy for o in out])), ok, n_solve, [o[1] for o in out])
+    for S in channel_samples(model, n_mc, seed, "mc", n_rand):
+        b, r, g, conv, k = _bias_newton(model, S, b0, alpha, lam, h, gtol, max_outer, kw)
+        out.append((b, r, g)); ok = ok and conv; n_solve += k
+    if not ok:
+        warnings.warn(f"replica_erm_bias(alpha={alpha:g}): the outer solve in b did not reach "
+                      f"|grad| < {gtol:g}", ConvergenceWarning, stacklevel=2)
+    return _bias_result(model, alpha, lam, out, ok, n_solve)
 
 # %% ../../nbs/01f_slr_positional.ipynb #b1b2c3d5
 @dataclass
 class BiasRiskGrad:
-    "Monte Carlo half risk of softmax(chi + b) attention at reduced weights W~, with its gradients in W~ and in b."
+    """Monte Carlo half risk of softmax(chi + b) attention at reduced weights W~, with its gradients
+    in W~ and in b.
+
+    Parameters
+    ----------
+    r : float
+        half risk E(y - f)^2 / 2 (plus lam |W~|^2 / 2)
+    err : float
+        standard error of r
+    grad_W : np.ndarray
+        (4, 2) gradient in W~
+    grad_b : np.ndarray
+        (L,) gradient in b (sums to 0: the gauge zero mode)
+    """
     r: float # half risk E(y - f)^2 / 2 (plus lam |W~|^2 / 2)
     err: float # standard error of r
     grad_W: np.ndarray # (4, 2) gradient in W~
@@ -606,8 +1337,26 @@ def bias_risk_grad(Wt, # (4, 2) reduced weights [M^T; C^(1/2)] (dynamics.reduced
                    draws, # dynamics.Draws of the positional model (dyn_draws(..., qmc=False))
                    lam:float=0.0, # ridge on k and v (none on b)
                   ) -> BiasRiskGrad:
-    "Half risk of softmax attention with a bias and its gradients in (W~, b), on common random numbers."
+    """Half risk of softmax attention with a bias and its gradients in (W~, b), on common random
+    numbers.
+
+    Parameters
+    ----------
+    Wt
+        (4, 2) reduced weights [M^T; C^(1/2)] (dynamics.reduced_weights)
+    b
+        (L,) positional bias
+    draws
+        dynamics.Draws of the positional model (dyn_draws(..., qmc=False))
+    lam : float, default 0.0
+        ridge on k and v (none on b)
+    """
+    from attnstat.slr.dynamics import Draws
+    if not isinstance(draws, Draws) or draws.G is None:
+        raise ParameterTypeError(f"draws must be dynamics.Draws (dyn_draws(..., qmc=False)), "
+                                 f"got {type(draws).__name__}")
     Wt = check_array("Wt", Wt, shape=(4, 2)); b = check_array("b", b, shape=(draws.G.shape[1],))
+    lam = check_real("lam", lam, lo=0.0, hi=1e100)
     h = draws.G @ Wt
     s = _masked_softmax(h[..., 0] + b, draws.mask)
     f = np.sum(s * h[..., 1], -1); e = f - draws.y
@@ -615,13 +1364,44 @@ def bias_risk_grad(Wt, # (4, 2) reduced weights [M^T; C^(1/2)] (dynamics.reduced
     g = np.stack([u, s], -1) * e[:, None, None]
     n = draws.n
     gW = np.einsum("nla,nlj->aj", draws.G, g) / n + lam * Wt
-    return BiasRiskGrad(0.5 * float(np.mean(e * e)) + 0.5 * lam * float(np.sum(Wt * Wt)), 0.5 * float(np.std(e * e, ddof=1)) / math.sqrt(n),
-                        gW, np.mean(u * e[:, None], 0))
+    return BiasRiskGrad(
+        0.5 * float(np.mean(e * e)) + 0.5 * lam * float(np.sum(Wt * Wt)),
+        0.5 * float(np.std(e * e, ddof=1)) / math.sqrt(n),
+        gW,
+        np.mean(u * e[:, None], 0),
+    )
 
 # %% ../../nbs/01f_slr_positional.ipynb #b1b2c3d8
 @dataclass
 class BiasTrajectory:
-    "Population gradient descent on (overlaps, b) with the gauge b_1 = 0: mean and spread over independent draws."
+    """Population gradient descent on (overlaps, b) with the gauge b_1 = 0: mean and spread over
+    independent draws.
+
+    Parameters
+    ----------
+    t : np.ndarray
+        (T,) times (steps * dt)
+    overlaps : np.ndarray
+        (T, 7) (m_k, m_kv*, m_vk*, m_v, q_k, q_kv, q_v), mean over replicates
+    err : np.ndarray
+        (T, 7) spread over replicates / sqrt(n_rep)
+    b : np.ndarray
+        (T, L) bias, b_1 = 0
+    b_err : np.ndarray
+        (T, L)
+    risk : np.ndarray
+        (T,) population risk E(y - f)^2 (ridge excluded)
+    risk_err : np.ndarray
+        (T,)
+    grad_norm : float
+        max |gradient in (W~, b_2..b_L)| at the end (mean over replicates)
+    dt : float
+        time step
+    n_mc : int
+        Monte Carlo samples per step
+    n_rep : int
+        independent replicates
+    """
     t: np.ndarray # (T,) times (steps * dt)
     overlaps: np.ndarray # (T, 7) (m_k, m_kv*, m_vk*, m_v, q_k, q_kv, q_v), mean over replicates
     err: np.ndarray # (T, 7) spread over replicates / sqrt(n_rep)
@@ -635,7 +1415,8 @@ class BiasTrajectory:
     n_rep: int # independent replicates
 
 def bias_flow(model:SpikedSLR, # spiked-SLR model (fixed length; prior allowed)
-              start, # (M, C, b): overlaps (2, 2), orthogonal Gram (2, 2), bias (L,) (b_1 is gauged to 0)
+              start, # (M, C, b): overlaps (2, 2), orthogonal Gram (2, 2), bias (L,) (b_1 is gauged
+                     # to 0)
               t_max:float=20.0, # final time
               dt:float=0.1, # step of the population GD map (the flow is its dt -> 0 limit)
               lam:float=0.0, # ridge on k and v
@@ -644,19 +1425,52 @@ def bias_flow(model:SpikedSLR, # spiked-SLR model (fixed length; prior allowed)
               seed=0, # int or numpy Generator
               n_out:int=41, # points of the output grid
              ) -> BiasTrajectory:
-    "P6: gradient descent of the population risk on (W~, b) in the gauge b_1 = 0, W~ -= dt grad_W, b_l -= dt grad_b_l (l >= 2)."
+    """P6: gradient descent of the population risk on (W~, b) in the gauge b_1 = 0, W~ -= dt grad_W,
+    b_l -= dt grad_b_l (l >= 2).
+
+    Parameters
+    ----------
+    model : SpikedSLR
+        spiked-SLR model (fixed length; prior allowed)
+    start
+        (M, C, b): overlaps (2, 2), orthogonal Gram (2, 2), bias (L,) (b_1 is gauged to 0)
+    t_max : float, default 20.0
+        final time
+    dt : float, default 0.1
+        step of the population GD map (the flow is its dt -> 0 limit)
+    lam : float, default 0.0
+        ridge on k and v
+    n_mc : int, default 40000
+        sequences per replicate (before the reflection symmetrisation)
+    n_rep : int, default 2
+        independent replicates
+    seed : default 0
+        int or numpy Generator
+    n_out : int, default 41
+        points of the output grid
+    """
     from attnstat.slr.dynamics import dyn_draws, reduced_weights, overlaps_of
     _check_model(model)
-    if model.variable_length: raise ValueError(f"model must have a fixed length for bias_flow, got {model!r}")
-    t_max = check_real("t_max", t_max, lo=0.0, lo_open=True); dt = check_real("dt", dt, lo=0.0, hi=1.0, lo_open=True)
-    n_rep = check_int("n_rep", n_rep, lo=1); n_out = check_int("n_out", n_out, lo=2); L = model.L_max
+    if model.variable_length:
+        raise ValueError(f"model must have a fixed length for bias_flow, got {model!r}")
+    t_max = check_real("t_max", t_max, lo=0.0, lo_open=True)
+    dt = check_real("dt", dt, lo=0.0, hi=1.0, lo_open=True)
+    n_rep = check_int("n_rep", n_rep, lo=1)
+    n_out = check_int("n_out", n_out, lo=2, hi=10**6)
+    lam = check_real("lam", lam, lo=0.0, hi=1e100)
+    L = model.L_max
     n_mc = check_int("n_mc", n_mc, lo=2)
     if not (isinstance(start, (tuple, list)) and len(start) == 3):
-        raise ValueError(f"start must be a triple (M (2, 2), C (2, 2), b ({L},)), got {start!r:.60}")
-    check_seconds("t_max / dt, n_mc, n_rep", (min(t_max / dt, 1e15) + 1) * n_rep * n_mc * L * 1e-6)   # measured: about 5e-7 s per step, sequence and token
+        raise ValueError(f"start must be a triple (M (2, 2), C (2, 2), b ({L},)), got "
+                         f"{start!r:.60}")
+    # measured: about 5e-7 s per step, sequence and token
+    check_seconds("t_max / dt, n_mc, n_rep", (min(t_max / dt, 1e15) + 1) * n_rep * n_mc * L * 1e-6)
     M0, C0, b0 = start
-    M0 = check_array("start M", M0, shape=(2, 2)); C0 = check_array("start C", C0, shape=(2, 2)); b0 = check_array("start b", b0, shape=(L,))
-    n_steps = int(round(t_max / dt)); rec = np.unique(np.round(np.linspace(0, n_steps, n_out)).astype(int))
+    M0 = check_array("start M", M0, shape=(2, 2))
+    C0 = check_array("start C", C0, shape=(2, 2))
+    b0 = check_array("start b", b0, shape=(L,))
+    n_steps = round(t_max / dt)
+    rec = np.unique(np.round(np.linspace(0, n_steps, n_out)).astype(int))
     OV, BB, RR, GN = [], [], [], []
     for d in [dyn_draws(model, n_mc, s, qmc=False) for s in spawn(seed, n_rep)]:
         Wt, b = reduced_weights(M0, C0), b0 - b0[0]
@@ -668,15 +1482,42 @@ def bias_flow(model:SpikedSLR, # spiked-SLR model (fixed length; prior allowed)
                 rr.append(2 * (rg.r - 0.5 * lam * float(np.sum(Wt * Wt)))); j += 1
             if step == n_steps: break
             Wt = Wt - dt * rg.grad_W; b = b - dt * np.concatenate([[0.0], rg.grad_b[1:]])
-        OV.append(ov); BB.append(bb); RR.append(rr); GN.append(max(np.max(np.abs(rg.grad_W)), np.max(np.abs(rg.grad_b[1:]))))
-    ms = lambda a: (np.mean(a, 0), np.std(a, 0, ddof=1) / math.sqrt(n_rep) if n_rep > 1 else np.full(np.shape(a)[1:], np.nan))
+        OV.append(ov)
+        BB.append(bb)
+        RR.append(rr)
+        GN.append(max(np.max(np.abs(rg.grad_W)), np.max(np.abs(rg.grad_b[1:]))))
+    ms = lambda a: (
+        np.mean(a, 0),
+        np.std(a, 0, ddof=1) / math.sqrt(n_rep) if n_rep > 1 else np.full(np.shape(a)[1:], np.nan),
+    )
     (o, oe), (bm, be), (r, re) = ms(np.array(OV)), ms(np.array(BB)), ms(np.array(RR))
     return BiasTrajectory(rec * dt, o, oe, bm, be, r, re, float(np.mean(GN)), dt, n_mc, n_rep)
 
 # %% ../../nbs/01f_slr_positional.ipynb #b1b2c3d9
 @dataclass
 class BiasSimResult:
-    "D-dimensional gradient descent with a learned bias on fresh mini-batches: overlaps and bias along the path."
+    """D-dimensional gradient descent with a learned bias on fresh mini-batches: overlaps and bias
+    along the path.
+
+    Parameters
+    ----------
+    t : np.ndarray
+        (T,) times (steps * dt)
+    overlaps : np.ndarray
+        (S, T, 7) per seed
+    b : np.ndarray
+        (S, T, L) per seed
+    M0 : np.ndarray
+        (S, 2, 2) start overlaps per seed
+    C0 : np.ndarray
+        (S, 2, 2) start overlaps per seed
+    D : int
+        dimension
+    batch : int
+        fresh sequences per step
+    dt : float
+        time step
+    """
     t: np.ndarray # (T,) times (steps * dt)
     overlaps: np.ndarray # (S, T, 7) per seed
     b: np.ndarray # (S, T, L) per seed
@@ -689,7 +1530,8 @@ def gd_bias_simulation(model:SpikedSLR, # spiked-SLR model (fixed length; prior 
                        D:int, # dimension
                        t_max:float=20.0, # final time
                        dt:float=0.1, # step: W -= dt D grad(mean loss), b -= dt grad_b(mean loss)
-                       batch:int=4000, # fresh sequences per step (the SGD noise adds dt D / batch to the C flow)
+                       batch:int=4000, # fresh sequences per step (the SGD noise adds dt D / batch
+                                       # to the C flow)
                        m0:float=0.3, # start k = m0 k* + sqrt(q0) g, v = m0 v* + sqrt(q0) g'
                        q0:float=0.25, # start noise variance per coordinate
                        lam:float=0.0, # ridge on k and v
@@ -697,20 +1539,56 @@ def gd_bias_simulation(model:SpikedSLR, # spiked-SLR model (fixed length; prior 
                        seed=0, # int seed
                        n_out:int=41, # points of the output grid
                       ) -> BiasSimResult:
-    "Gradient descent in dimension D on fresh mini-batches with the bias learned jointly (gauge b_1 = 0), the finite-D twin of bias_flow."
+    """Gradient descent in dimension D on fresh mini-batches with the bias learned jointly (gauge
+    b_1 = 0), the finite-D twin of bias_flow.
+
+    Parameters
+    ----------
+    model : SpikedSLR
+        spiked-SLR model (fixed length; prior allowed)
+    D : int
+        dimension
+    t_max : float, default 20.0
+        final time
+    dt : float, default 0.1
+        step: W -= dt D grad(mean loss), b -= dt grad_b(mean loss)
+    batch : int, default 4000
+        fresh sequences per step (the SGD noise adds dt D / batch to the C flow)
+    m0 : float, default 0.3
+        start k = m0 k* + sqrt(q0) g, v = m0 v* + sqrt(q0) g'
+    q0 : float, default 0.25
+        start noise variance per coordinate
+    lam : float, default 0.0
+        ridge on k and v
+    n_seeds : int, default 2
+        independent runs
+    seed : default 0
+        int seed
+    n_out : int, default 41
+        points of the output grid
+    """
     from attnstat.slr.dynamics import overlaps_of
-    _check_model(model); D = check_int("D", D, lo=4); B = check_int("batch", batch, lo=1); L = model.L_max
-    t_max = check_real("t_max", t_max, lo=0.0, lo_open=True); dt = check_real("dt", dt, lo=0.0, hi=1.0, lo_open=True)
+    _check_model(model)
+    D = check_int("D", D, lo=4)
+    B = check_int("batch", batch, lo=1)
+    L = model.L_max
+    t_max = check_real("t_max", t_max, lo=0.0, lo_open=True)
+    dt = check_real("dt", dt, lo=0.0, hi=1.0, lo_open=True)
     check_memory("batch * L * D", 8.0 * 3 * B * L * D)
-    n_out = check_int("n_out", n_out, lo=2); n_seeds = check_int("n_seeds", n_seeds, lo=1)
-    check_seconds("t_max / dt, batch, n_seeds", min(t_max / dt, 1e15) * n_seeds * (2e-5 + 2e-8 * B * L * D))   # per step: overhead + batch work
-    n_steps = int(round(t_max / dt)); rec = np.unique(np.round(np.linspace(0, n_steps, n_out)).astype(int))
+    n_out = check_int("n_out", n_out, lo=2, hi=10**6); n_seeds = check_int("n_seeds", n_seeds, lo=1)
+    lam = check_real("lam", lam, lo=0.0, hi=1e100)
+    m0 = check_real("m0", m0, lo=-1e6, hi=1e6); q0 = check_real("q0", q0, lo=0.0, hi=1e6)
+    check_seconds(
+        "t_max / dt, batch, n_seeds", min(t_max / dt, 1e15) * n_seeds * (2e-5 + 2e-8 * B * L * D)
+    )  # per step: overhead + batch work
+    n_steps = round(t_max / dt)
+    rec = np.unique(np.round(np.linspace(0, n_steps, n_out)).astype(int))
     OV, BB, M0s, C0s = [], [], [], []
     for rng in spawn(seed, check_int("n_seeds", n_seeds, lo=1)):
         r_t, r_0, r_d = spawn(rng, 3)
         ks, vs = teacher(D, r_t); g0 = as_generator(r_0).standard_normal((2, D))
         k, v, b = m0 * ks + math.sqrt(q0) * g0[0], m0 * vs + math.sqrt(q0) * g0[1], np.zeros(L - 1)
-        def ovl(k, v):
+        def ovl(k, v, ks=ks, vs=vs):
             W = np.stack([k, v], 1); M = W.T @ np.stack([ks, vs], 1) / D
             return M, W.T @ W / D - M @ M.T
         M0, C0 = ovl(k, v); M0s.append(M0); C0s.append(C0)
@@ -720,7 +1598,13 @@ def gd_bias_simulation(model:SpikedSLR, # spiked-SLR model (fixed length; prior 
                 ov.append(overlaps_of(*ovl(k, v))); bb.append(np.concatenate([[0.0], b])); j += 1
             if step == n_steps: break
             data = model.sample(B, D, r_d, k_star=ks, v_star=vs)
-            _, g = erm_bias_objective(np.concatenate([k, v, b]), data.X, data.y, data.mask, 0.0)
-            k, v, b = k * (1 - dt * lam) - dt * D / B * g[:D], v * (1 - dt * lam) - dt * D / B * g[D:2 * D], b - dt / B * g[2 * D:]
+            _, g = _erm_bias_objective(np.concatenate([k, v, b]), data.X, data.y, data.mask, 0.0)
+            k, v, b = (
+                k * (1 - dt * lam) - dt * D / B * g[:D],
+                v * (1 - dt * lam) - dt * D / B * g[D : 2 * D],
+                b - dt / B * g[2 * D :],
+            )
         OV.append(ov); BB.append(bb)
-    return BiasSimResult(rec * dt, np.array(OV), np.array(BB), np.array(M0s), np.array(C0s), D, B, dt)
+    return BiasSimResult(
+        rec * dt, np.array(OV), np.array(BB), np.array(M0s), np.array(C0s), D, B, dt
+    )

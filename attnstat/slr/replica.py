@@ -7,8 +7,9 @@ from __future__ import annotations
 import math, time, warnings
 from dataclasses import dataclass, field
 import numpy as np
-from ..core import (renamed_params, ConvergenceError, ConvergenceWarning, check_real, check_positive, check_int, check_choice, as_generator, spawn,
-                           check_memory, check_seconds)
+from ..core import (renamed_params, ConvergenceError, ConvergenceWarning, ParameterTypeError, check_real,
+                           check_positive, check_int, check_choice, check_array, as_generator, spawn, check_memory,
+                           check_seconds)
 from ..fixed_point import fixed_point
 from ..gaussian import hermite_rule, mean_stderr, sobol_normal
 from .models import SLRModel, SpikedSLR, MaxSLR
@@ -16,10 +17,32 @@ from .activations import get_activation
 from .population import population_risk, population_risk_mc, bayes_risk
 
 # %% auto #0
-__all__ = ['ORDER', 'HATS', 'CUSP_TAIL_INDEX', 'OPTION_NAMES', 'prox_objective', 'batched_newton', 'prox_newton', 'prox_global',
-           'ChannelSample', 'channel_sample', 'channel_update', 'prior_update', 'channel_samples', 'stability',
-           'replicon_estimate', 'rs_verdict', 'ridge_textbook', 'ReplicaResult', 'ReplicaOptions', 'replica_options',
-           'replica_erm', 'replica_curve', 'label_branches', 'MatrixReplicaResult', 'replica_erm_matrix']
+__all__ = ['ORDER', 'HATS', 'CUSP_TAIL_INDEX', 'OPTION_NAMES', 'prox_objective', 'batched_newton',
+           'prox_newton', 'prox_global', 'ChannelSample', 'channel_sample', 'prior_update',
+           'channel_update', 'channel_samples', 'stability', 'replicon_estimate', 'rs_verdict',
+           'ridge_textbook', 'ReplicaResult', 'ReplicaOptions', 'replica_options', 'replica_erm',
+           'replica_curve', 'label_branches', 'MatrixReplicaResult', 'replica_erm_matrix']
+
+# %% ../../nbs/02a_slr_replica.ipynb #rep-entry
+def _flag(name, value):
+    "Check a boolean argument (numpy bools too); return it as a bool."
+    if not isinstance(value, (bool, np.bool_)):
+        raise ParameterTypeError(f"{name} must be True or False, got {type(value).__name__}")
+    return bool(value)
+
+def _option(name, value, choices):
+    "Check a string argument against its choices."
+    if not isinstance(value, str):
+        raise ParameterTypeError(f"{name} must be one of {list(choices)}, got {type(value).__name__}")
+    return check_choice(name, value, choices)
+
+def _slr_model(model, name="model"):
+    "Check an SLR model: its type, and nu and noise (a model altered after its construction is refused)."
+    if not isinstance(model, SLRModel):
+        raise ParameterTypeError(f"{name} must be a SpikedSLR or MaxSLR, got {type(model).__name__}")
+    check_real(f"{name}.nu", model.nu, lo=0.0, allow_inf=isinstance(model, MaxSLR))
+    check_real(f"{name}.noise", model.noise, lo=0.0)
+    return model
 
 # %% ../../nbs/02a_slr_replica.ipynb #3a0baed5
 def _lsum(x):
@@ -65,7 +88,7 @@ def _hess_term(act, chi, a, mask, c):
         T[:, :, k] = (act.vjp(chi + e, a, mask=mask, c=c) - act.vjp(chi - e, a, mask=mask, c=c)) / (2 * h[:, k:k + 1])
     return 0.5 * (T + T.transpose(0, 2, 1))
 
-def prox_objective(activation, # name or Activation
+def _prox_objective(activation, # name or Activation
                    chi, # (n, L) key fields at which to evaluate
                    omk, # (n, L) omega^k
                    omv, # (n, L) omega^v
@@ -76,9 +99,8 @@ def prox_objective(activation, # name or Activation
                    c:float=0.0, # erf offset
                    derivatives:bool=False, # also return the gradient (n, L) and Hessian (n, L, L)
                   ):
-    "phi(chi) of the key prox (the value part minimised in closed form), optionally with its gradient and Hessian."
+    "phi(chi) of the key prox, unchecked (see prox_objective)."
     act = get_activation(activation)
-    if Vk == 0 or Vv == 0: raise ValueError(f"Vk and Vv must be nonzero (V_k, V_v > 0), got Vk={Vk!r}, Vv={Vv!r}")
     sm = getattr(act, "name", "") == "softmax" and chi.ndim == 2
     s = _softmax(chi, mask) if sm else act.value(chi, mask=mask, c=c)
     d = chi - omk
@@ -113,6 +135,58 @@ def prox_objective(activation, # name or Activation
         H = H * (mask[:, :, None] & mask[:, None, :])
         H[:, dg, dg] += (~mask) / Vk
     return phi, grad, H
+
+# %% ../../nbs/02a_slr_replica.ipynb #prox-public
+def _prox_inputs(omk, omv, y, mask, Vk, Vv, c):
+    "Check the fields, labels, mask, variances and offset of a prox problem; return them as arrays and floats."
+    omk = check_array("omk", omk, ndim=2); n, L = omk.shape
+    if n < 1 or L < 1: raise ValueError(f"omk must have shape (n, L) with n, L >= 1, got {omk.shape}")
+    omv = check_array("omv", omv, shape=(n, L)); y = check_array("y", y, shape=(n,))
+    if mask is not None: mask = check_array("mask", mask, shape=(n, L)).astype(bool)
+    Vk = check_real("Vk", Vk, lo=0.0, lo_open=True); Vv = check_real("Vv", Vv, lo=0.0, lo_open=True)
+    return omk, omv, y, mask, Vk, Vv, check_real("c", c)
+
+def prox_objective(activation, # name or Activation
+                   chi, # (n, L) key fields at which to evaluate
+                   omk, # (n, L) omega^k
+                   omv, # (n, L) omega^v
+                   y, # (n,) labels
+                   Vk:float, # V_k > 0
+                   Vv:float, # V_v > 0
+                   mask=None, # (n, L) bool, True on real tokens
+                   c:float=0.0, # erf offset
+                   derivatives:bool=False, # also return the gradient (n, L) and Hessian (n, L, L)
+                  ):
+    """phi(chi) of the key prox (the value part minimised in closed form), optionally with its
+    gradient and Hessian.
+
+    Parameters
+    ----------
+    activation
+        name or Activation
+    chi
+        (n, L) key fields at which to evaluate
+    omk
+        (n, L) omega^k
+    omv
+        (n, L) omega^v
+    y
+        (n,) labels
+    Vk : float
+        V_k > 0
+    Vv : float
+        V_v > 0
+    mask : default None
+        (n, L) bool, True on real tokens
+    c : float, default 0.0
+        erf offset
+    derivatives : bool, default False
+        also return the gradient (n, L) and Hessian (n, L, L)
+    """
+    act = get_activation(activation)
+    omk, omv, y, mask, Vk, Vv, c = _prox_inputs(omk, omv, y, mask, Vk, Vv, c)
+    chi = check_array("chi", chi, shape=omk.shape)
+    return _prox_objective(act, chi, omk, omv, y, Vk, Vv, mask, c, _flag("derivatives", derivatives))
 
 # %% ../../nbs/02a_slr_replica.ipynb #5f86c1a1
 def _solve_small(H, g):
@@ -177,7 +251,7 @@ def _newton_direction(H, g, floor, neg_step=0.0):
         p[fin] = np.einsum("nij,nj->ni", U, step)
     return p, bad
 
-def batched_newton(objective, # objective(x, *args, derivatives=False) -> phi (n,) or (phi, grad (n, L), hess (n, L, L))
+def _batched_newton(objective, # objective(x, *args, derivatives=False) -> phi (n,) or (phi, grad (n, L), hess (n, L, L))
                    x0, # (n, L) starting points
                    args, # per-sample arrays (sliced to the active samples) and scalars, passed to `objective`
                    floor:float=1e-8, # eigenvalue floor of the modified Newton step
@@ -189,13 +263,7 @@ def batched_newton(objective, # objective(x, *args, derivatives=False) -> phi (n
                    merge_tol:float=1e-3, # radius of that merge, relative
                   ) -> tuple:
     "Minimise n independent L-dimensional problems at once (modified Newton, backtracking): (x, phi, n_unconverged)."
-    x_all = np.array(x0, dtype=float)
-    if x_all.ndim != 2: raise ValueError(f"x0 must have shape (n, L), got {x_all.shape}")
-    if not isinstance(args, (tuple, list)): raise TypeError(f"args must be a tuple of arrays and scalars, got {type(args).__name__}")
-    n = x_all.shape[0]
-    if merge is not None and not (isinstance(merge, (tuple, list)) and len(merge) == 2 and np.shape(merge[0]) == x_all.shape
-                                  and np.shape(merge[1]) == (n,)):
-        raise ValueError(f"merge must be None or a pair (x {x_all.shape}, phi ({n},)), got {type(merge).__name__}")
+    x_all = np.array(x0, dtype=float); n = x_all.shape[0]
     active, phi_all = np.arange(n), np.empty(n)
     sub = lambda idx: tuple(v[idx] if isinstance(v, np.ndarray) and v.ndim and v.shape[0] == n else v for v in args)
     for it in range(max_iter):
@@ -230,7 +298,7 @@ def batched_newton(objective, # objective(x, *args, derivatives=False) -> phi (n
         active = active[~done]
     return x_all, phi_all, int(active.size)
 
-def prox_newton(activation, # name or Activation
+def _prox_newton(activation, # name or Activation
                 omk, # (n, L) omega^k
                 omv, # (n, L) omega^v
                 y, # (n,) labels
@@ -245,13 +313,116 @@ def prox_newton(activation, # name or Activation
                ) -> tuple:
     "Minimise phi for all samples at once by a modified Newton method with backtracking: (chi, phi, n_unconverged)."
     act = get_activation(activation)
-    if Vk == 0 or Vv == 0: raise ValueError(f"Vk and Vv must be nonzero (V_k, V_v > 0), got Vk={Vk!r}, Vv={Vv!r}")
-    if np.ndim(omk) != 2: raise ValueError(f"omk must have shape (n, L), got {np.shape(omk)}")
     chi = np.array(omk if x0 is None else x0, dtype=float)
     if mask is not None: chi = np.where(mask, chi, omk)
-    obj = lambda x, omk, omv, y, mask, derivatives=False: prox_objective(act, x, omk, omv, y, Vk, Vv, mask, c, derivatives)
-    return batched_newton(obj, chi, (omk, omv, y, mask), floor=1e-8 / Vk, xtol=xtol, max_iter=max_iter, neg_step=0.1 * math.sqrt(abs(Vk)),   # Vk < 0 only on diverging iterates
+    obj = lambda x, omk, omv, y, mask, derivatives=False: _prox_objective(act, x, omk, omv, y, Vk, Vv, mask, c, derivatives)
+    return _batched_newton(obj, chi, (omk, omv, y, mask), floor=1e-8 / Vk, xtol=xtol, max_iter=max_iter, neg_step=0.1 * math.sqrt(abs(Vk)),   # Vk < 0 only on diverging iterates
                           merge=merge)
+
+# %% ../../nbs/02a_slr_replica.ipynb #newton-public
+def _merge_pair(merge, shape):
+    "Check a (x, phi) pair of known minima for the Newton merge."
+    if merge is None: return None
+    if not (isinstance(merge, (tuple, list)) and len(merge) == 2):
+        raise ParameterTypeError(f"merge must be None or a pair (x {shape}, phi ({shape[0]},)), got {type(merge).__name__}")
+    return check_array("merge[0]", merge[0], shape=shape), check_array("merge[1]", merge[1], shape=shape[:1])
+
+def batched_newton(objective, # objective(x, *args, derivatives=False) -> phi (n,) or (phi, grad (n, L), hess (n, L, L))
+                   x0, # (n, L) starting points
+                   args, # per-sample arrays (sliced to the active samples) and scalars, passed to `objective`
+                   floor:float=1e-8, # eigenvalue floor of the modified Newton step
+                   xtol:float=1e-10, # stop a sample when its step is below xtol (1 + |x|)
+                   max_iter:int=100, # Newton iterations
+                   neg_step:float=0.0, # least step downhill along a direction of negative curvature
+                   merge=None, # (x, phi) of known minima (n, L), (n,): a sample that comes within merge_tol of its
+                               # known minimum where the Hessian is positive definite stops there
+                   merge_tol:float=1e-3, # radius of that merge, relative (1 + |x|)
+                  ) -> tuple:
+    """Minimise n independent L-dimensional problems at once (modified Newton, backtracking): (x,
+    phi, n_unconverged).
+
+    Parameters
+    ----------
+    objective
+        objective(x, *args, derivatives=False) -> phi (n,) or (phi, grad (n, L), hess (n, L, L))
+    x0
+        (n, L) starting points
+    args
+        per-sample arrays (sliced to the active samples) and scalars, passed to `objective`
+    floor : float, default 1e-08
+        eigenvalue floor of the modified Newton step
+    xtol : float, default 1e-10
+        stop a sample when its step is below xtol (1 + |x|)
+    max_iter : int, default 100
+        Newton iterations
+    neg_step : float, default 0.0
+        least step downhill along a direction of negative curvature
+    merge : default None
+        (x, phi) of known minima (n, L), (n,): a sample that comes within merge_tol of its known
+        minimum where the Hessian is positive definite stops there
+    merge_tol : float, default 0.001
+        radius of that merge, relative (1 + |x|)
+    """
+    if not callable(objective): raise ParameterTypeError(f"objective must be callable, got {type(objective).__name__}")
+    x0 = check_array("x0", x0, ndim=2)
+    if min(x0.shape) < 1: raise ValueError(f"x0 must have shape (n, L) with n, L >= 1, got {x0.shape}")
+    if not isinstance(args, (tuple, list)):
+        raise ParameterTypeError(f"args must be a tuple of arrays and scalars, got {type(args).__name__}")
+    floor = check_real("floor", floor, lo=0.0, lo_open=True); xtol = check_real("xtol", xtol, lo=0.0)
+    max_iter = check_int("max_iter", max_iter, lo=1, hi=10**6)
+    neg_step = check_real("neg_step", neg_step, lo=0.0)
+    merge_tol = check_real("merge_tol", merge_tol, lo=0.0)
+    return _batched_newton(objective, x0, tuple(args), floor, xtol, max_iter, neg_step,
+                           _merge_pair(merge, x0.shape), merge_tol)
+
+def prox_newton(activation, # name or Activation
+                omk, # (n, L) omega^k
+                omv, # (n, L) omega^v
+                y, # (n,) labels
+                Vk:float, # V_k > 0
+                Vv:float, # V_v > 0
+                mask=None, # (n, L) bool, True on real tokens
+                c:float=0.0, # erf offset
+                x0=None, # (n, L) starting point (default omega^k)
+                xtol:float=1e-10, # stop a sample when its step is below xtol (1 + |chi|)
+                max_iter:int=100, # Newton iterations
+                merge=None, # (chi, phi) of minima from another start: an iterate entering one's basin stops there
+               ) -> tuple:
+    """Minimise phi for all samples at once by a modified Newton method with backtracking: (chi,
+    phi, n_unconverged).
+
+    Parameters
+    ----------
+    activation
+        name or Activation
+    omk
+        (n, L) omega^k
+    omv
+        (n, L) omega^v
+    y
+        (n,) labels
+    Vk : float
+        V_k > 0
+    Vv : float
+        V_v > 0
+    mask : default None
+        (n, L) bool, True on real tokens
+    c : float, default 0.0
+        erf offset
+    x0 : default None
+        (n, L) starting point (default omega^k)
+    xtol : float, default 1e-10
+        stop a sample when its step is below xtol (1 + |chi|)
+    max_iter : int, default 100
+        Newton iterations
+    merge : default None
+        (chi, phi) of minima from another start: an iterate entering one's basin stops there
+    """
+    act = get_activation(activation)
+    omk, omv, y, mask, Vk, Vv, c = _prox_inputs(omk, omv, y, mask, Vk, Vv, c)
+    if x0 is not None: x0 = check_array("x0", x0, shape=omk.shape)
+    xtol = check_real("xtol", xtol, lo=0.0); max_iter = check_int("max_iter", max_iter, lo=1, hi=10**6)
+    return _prox_newton(act, omk, omv, y, Vk, Vv, mask, c, x0, xtol, max_iter, _merge_pair(merge, omk.shape))
 
 # %% ../../nbs/02a_slr_replica.ipynb #c9a2b002
 _RADII = (0.15, 0.3, 0.5, 0.75, 1.0)
@@ -267,7 +438,7 @@ def _ball_design(L, normalised, n_scan, seed=20_251_201):
         dirs += [-E[l] for l in range(L)] + [s * (E[l] + E[m]) / math.sqrt(2) for l in range(L) for m in range(l + 1, L) for s in (1.0, -1.0)]
     return ball, np.array(dirs)
 
-def prox_global(activation, # name or Activation
+def _prox_global(activation, # name or Activation
                 omk, # (n, L) omega^k
                 omv, # (n, L) omega^v
                 y, # (n,) labels
@@ -285,26 +456,25 @@ def prox_global(activation, # name or Activation
     omk = np.asarray(omk, float); n, L = omk.shape
     if n_scan is None: n_scan = 512 * 2 ** max(0, L - 3)     # the ball's volume grows with L: at L = 5, 512 points missed 1 in 1e4
     if keep is None: keep = 6 if L <= 3 else 2 * L + 2
-    n_scan, keep = check_int("n_scan", n_scan, lo=2), check_int("keep", keep, lo=0)
     check_memory("keep", 8.0 * 4 * n * max(keep, 1) * L)                  # the candidates, their values and Newton's copies
     check_seconds("n_scan, keep", n * (5e-7 * n_scan + 2e-5 * keep))     # measured: 4e-7 s per sample and scan point, 1e-5 per Newton start
     m = np.ones((n, L), bool) if mask is None else np.asarray(mask, bool)
-    R = np.sqrt(2 * Vk * np.maximum(prox_objective(act, omk, omk, omv, y, Vk, Vv, mask, c), 0.0))   # the ball of the minimum
+    R = np.sqrt(2 * Vk * np.maximum(_prox_objective(act, omk, omk, omv, y, Vk, Vv, mask, c), 0.0))   # the ball of the minimum
     ball, dirs = _ball_design(L, act.normalised, n_scan)
     cand, cphi, rows = np.repeat(omk[:, None, :], max(keep, 1), 1), np.full((n, max(keep, 1)), np.inf), np.arange(n)
     for d in ball:                                  # keep the `keep` lowest points of the Sobol ball per sample
         xd = omk + (R[:, None] * d) * m
-        p = prox_objective(act, xd, omk, omv, y, Vk, Vv, mask, c)
+        p = _prox_objective(act, xd, omk, omv, y, Vk, Vv, mask, c)
         j = np.argmax(cphi, 1); w = p < cphi[rows, j]
         cand[rows[w], j[w]], cphi[rows[w], j[w]] = xd[w], p[w]
     starts = ([] if warm is None else [np.asarray(warm, float)]) + [omk] + [cand[:, j] for j in range(keep)]
     for d in dirs:                                  # each token move: a start at its best radius (a bracketing scan)
         xs = np.stack([omk + (t * R[:, None] * d) * m for t in _RADII])
-        p = np.stack([prox_objective(act, xt, omk, omv, y, Vk, Vv, mask, c) for xt in xs])
+        p = np.stack([_prox_objective(act, xt, omk, omv, y, Vk, Vv, mask, c) for xt in xs])
         starts.append(xs[np.argmin(p, 0), rows])
     best = bphi = None; left = 0
     for x0 in starts:
-        chi, phi, lf = prox_newton(act, omk, omv, y, Vk, Vv, mask, c, x0=x0, xtol=xtol, merge=None if best is None else (best, bphi))
+        chi, phi, lf = _prox_newton(act, omk, omv, y, Vk, Vv, mask, c, x0=x0, xtol=xtol, merge=None if best is None else (best, bphi))
         left = max(left, lf)
         if best is None: best, bphi = chi, phi
         else:
@@ -312,19 +482,99 @@ def prox_global(activation, # name or Activation
     return best, bphi, left
 
 
+# %% ../../nbs/02a_slr_replica.ipynb #global-public
+def prox_global(activation, # name or Activation
+                omk, # (n, L) omega^k
+                omv, # (n, L) omega^v
+                y, # (n,) labels
+                Vk:float, # V_k > 0
+                Vv:float, # V_v > 0
+                mask=None, # (n, L) bool, True on real tokens
+                c:float=0.0, # erf offset
+                warm=None, # (n, L) an extra start (a previous solution)
+                n_scan:int=None, # Sobol points of the scan (plus the token moves); default 512 * 2^max(0, L - 3)
+                keep:int=None, # best Sobol points per sample that Newton starts from; default 6, 2 L + 2 for L > 3
+                xtol:float=1e-10, # Newton tolerance
+               ) -> tuple:
+    """Global prox: Newton from omega^k, the warm start and the best points of a scan of the ball:
+    (chi, phi, n_unconverged).
+
+    Parameters
+    ----------
+    activation
+        name or Activation
+    omk
+        (n, L) omega^k
+    omv
+        (n, L) omega^v
+    y
+        (n,) labels
+    Vk : float
+        V_k > 0
+    Vv : float
+        V_v > 0
+    mask : default None
+        (n, L) bool, True on real tokens
+    c : float, default 0.0
+        erf offset
+    warm : default None
+        (n, L) an extra start (a previous solution)
+    n_scan : int, default None
+        Sobol points of the scan (plus the token moves); default 512 * 2^max(0, L - 3)
+    keep : int, default None
+        best Sobol points per sample that Newton starts from; default 6, 2 L + 2 for L > 3
+    xtol : float, default 1e-10
+        Newton tolerance
+    """
+    act = get_activation(activation)
+    omk, omv, y, mask, Vk, Vv, c = _prox_inputs(omk, omv, y, mask, Vk, Vv, c)
+    if warm is not None: warm = check_array("warm", warm, shape=omk.shape)
+    if n_scan is not None: n_scan = check_int("n_scan", n_scan, lo=2, hi=2**20)
+    if keep is not None: keep = check_int("keep", keep, lo=0, hi=10**4)
+    return _prox_global(act, omk, omv, y, Vk, Vv, mask, c, warm, n_scan, keep, check_real("xtol", xtol, lo=0.0))
+
 # %% ../../nbs/02a_slr_replica.ipynb #734d20e1
 ORDER = ("m_k", "q_k", "V_k", "m_v", "q_v", "V_v")
 HATS = ("mhat_k", "qhat_k", "Vhat_k", "mhat_v", "qhat_v", "Vhat_v")
 
 @dataclass
 class ChannelSample:
-    """Common random numbers of the replica channel: teacher projections and the student's Gaussian noises.
+    """Common random numbers of the replica channel: teacher projections and the student's Gaussian
+    noises.
 
     form "full": omega^k = m_k chi* + sqrt(q_k - m_k^2) xi_k and omega^v = m_v z* + sqrt(q_v - m_v^2) xi_v.
     form "conditioned" (spiked-SLR: Gaussian teacher fields): the directions that the prox does not see are integrated
     in closed form; chi_star holds the mean mu of chi* (sqrt(nu) on the location), xi_k the standardised key field w
     (omega^k = m_k mu + sqrt(q_k) w), xi_v the standardised value fields u (omega^v_l = sqrt(q_v) u_l off the location,
-    omega^v_eps = m_v y/(1 + Delta^2) + sqrt(q_v - m_v^2/(1 + Delta^2)) u_eps on it), and z_star is None."""
+    omega^v_eps = m_v y/(1 + Delta^2) + sqrt(q_v - m_v^2/(1 + Delta^2)) u_eps on it), and z_star is None.
+
+    Parameters
+    ----------
+    chi_star : np.ndarray
+        (n, L) teacher key fields (tilted); conditioned form: their mean mu
+    z_star : np.ndarray
+        (n, L) teacher value fields; conditioned form: None
+    y : np.ndarray
+        (n,) labels
+    mask : np.ndarray
+        (n, L) True on real tokens
+    eps : np.ndarray
+        (n,) location
+    xi_k : np.ndarray
+        (n, L) noise of omega^k; conditioned form: standardised omega^k
+    xi_v : np.ndarray
+        (n, L) noise of omega^v; conditioned form: standardised omega^v given y
+    zeta : np.ndarray
+        (n, L) noise of the test key field
+    seed : object, default None
+        the seed that drew it
+    integration : str, default 'mc'
+        "mc" (i.i.d. draws) or "rqmc" (one scrambled Sobol net)
+    form : str, default 'full'
+        "full" or "conditioned" (see the docstring)
+    noise : float, default 0.0
+        label-noise level Delta of the model (used by the conditioned form)
+    """
     chi_star: np.ndarray # (n, L) teacher key fields (tilted); conditioned form: their mean mu
     z_star: np.ndarray # (n, L) teacher value fields; conditioned form: None
     y: np.ndarray # (n,) labels
@@ -347,9 +597,18 @@ def channel_sample(model:SLRModel, # SpikedSLR or MaxSLR
                    n:int, # Monte Carlo samples (>= 100)
                    seed=0, # seed (int or Generator)
                   ) -> ChannelSample:
-    "Draw the replica Monte Carlo sample once (i.i.d. draws), for every iteration of the map."
-    n = check_int("n_mc", n, lo=100)
-    if not isinstance(model, SLRModel): raise TypeError(f"model must be a SpikedSLR or MaxSLR, got {type(model).__name__}")
+    """Draw the replica Monte Carlo sample once (i.i.d. draws), for every iteration of the map.
+
+    Parameters
+    ----------
+    model : SLRModel
+        SpikedSLR or MaxSLR
+    n : int
+        Monte Carlo samples (>= 100)
+    seed : default 0
+        seed (int or Generator)
+    """
+    n = check_int("n_mc", n, lo=100); _slr_model(model)
     _check_sample_size(model, n)
     g_proj, g_noise = spawn(seed, 2)
     P = model.sample_projections(n, g_proj)
@@ -389,7 +648,7 @@ def _stein_weights(x, S):
         Av = S.xi_v / math.sqrt(q_v); Av[rows, S.eps] = ue / math.sqrt(Cc)
     return Ak, Bk, (None if Av is None else Av * S.mask), Bv * S.mask
 
-def channel_update(activation, # name or Activation
+def _channel_update(activation, # name or Activation
                    x, # the six overlaps (m_k, q_k, V_k, m_v, q_v, V_v)
                    S:ChannelSample, # common random numbers
                    alpha:float, # sample ratio N/D
@@ -402,18 +661,17 @@ def channel_update(activation, # name or Activation
                   ) -> tuple:
     "Channel side of the RS equations: multi-start Newton prox, then the six conjugates: (hats, aux)."
     act = get_activation(activation)
-    check_choice("starts", starts, ("both", "warm", "global")); check_choice("vhat", vhat, ("stein", "jacobian"))
     m_k, q_k, V_k, m_v, q_v, V_v = x
     omk, omv, _, _ = _fields(x, S)
     Ak, Bk, Av, Bv = _stein_weights(x, S)
     best, best_phi, n_better = None, None, 0
     if starts == "global":       # the warm (or omega^k) minimum first: n_better counts the samples the global prox improves
-        best, best_phi, _ = prox_newton(act, omk, omv, S.y, V_k, V_v, S.mask, c, x0=warm, xtol=xtol)
-        chi, phi, _ = prox_global(act, omk, omv, S.y, V_k, V_v, S.mask, c, warm=best, xtol=xtol)
+        best, best_phi, _ = _prox_newton(act, omk, omv, S.y, V_k, V_v, S.mask, c, x0=warm, xtol=xtol)
+        chi, phi, _ = _prox_global(act, omk, omv, S.y, V_k, V_v, S.mask, c, warm=best, xtol=xtol)
         n_better = int(np.sum(phi < best_phi - 1e-12 * (1.0 + np.abs(best_phi))))
         best, best_phi = chi, phi
     for x0 in ([] if starts == "global" else [omk] if warm is None else [warm] if starts == "warm" else [warm, omk]):
-        chi, phi, _ = prox_newton(act, omk, omv, S.y, V_k, V_v, S.mask, c, x0=x0, xtol=xtol,
+        chi, phi, _ = _prox_newton(act, omk, omv, S.y, V_k, V_v, S.mask, c, x0=x0, xtol=xtol,
                                   merge=None if best is None else (best, best_phi))
         if best is None: best, best_phi = chi, phi
         else:
@@ -436,7 +694,20 @@ def prior_update(hats, # the six conjugates (mhat_k, qhat_k, Vhat_k, mhat_v, qha
                  lam_k:float, # ridge strength of k
                  lam_v:float, # ridge strength of v
                 ) -> np.ndarray:
-    "Prior side: V = 1/(lam + Vhat), m = V mhat, q = V^2 (qhat + mhat^2), for k and v (NaN when lam + Vhat <= 0)."
+    """Prior side: V = 1/(lam + Vhat), m = V mhat, q = V^2 (qhat + mhat^2), for k and v (NaN when
+    lam + Vhat <= 0).
+
+    Parameters
+    ----------
+    hats
+        the six conjugates (mhat_k, qhat_k, Vhat_k, mhat_v, qhat_v, Vhat_v)
+    lam_k : float
+        ridge strength of k
+    lam_v : float
+        ridge strength of v
+    """
+    hats = check_array("hats", hats, shape=(6,))
+    lam_k = check_real("lam_k", lam_k, lo=0.0, lo_open=True); lam_v = check_real("lam_v", lam_v, lo=0.0, lo_open=True)
     out = []
     for mh, qh, Vh, lam in ((hats[0], hats[1], hats[2], lam_k), (hats[3], hats[4], hats[5], lam_v)):
         if not lam + Vh > 0: return np.full(6, np.nan)
@@ -444,15 +715,68 @@ def prior_update(hats, # the six conjugates (mhat_k, qhat_k, Vhat_k, mhat_v, qha
         out += [V * mh, V * V * (qh + mh * mh), V]
     return np.array(out)
 
+# %% ../../nbs/02a_slr_replica.ipynb #update-public
+def _overlaps6(x, S, chi=None, need_chi=False):
+    "Check six overlaps (V > 0, q >= 0), a ChannelSample and prox solutions of its shape."
+    x = check_array("x", x, shape=(6,))
+    if not (x[2] > 0 and x[5] > 0 and x[1] >= 0 and x[4] >= 0):
+        raise ValueError(f"x must be six overlaps {ORDER} with V_k, V_v > 0 and q_k, q_v >= 0, got {x.tolist()}")
+    if not isinstance(S, ChannelSample):
+        raise ParameterTypeError(f"S must be a ChannelSample (from channel_sample), got {type(S).__name__}")
+    if chi is not None or need_chi: chi = check_array("chi", chi, shape=S.xi_k.shape)
+    return x, chi
+
+def channel_update(activation, # name or Activation
+                   x, # the six overlaps (m_k, q_k, V_k, m_v, q_v, V_v)
+                   S:ChannelSample, # common random numbers
+                   alpha:float, # sample ratio N/D
+                   c:float=0.0, # erf offset
+                   warm=None, # previous prox solution (n, L), an extra start
+                   xtol:float=1e-10, # prox tolerance
+                   vhat:str="stein", # estimator of Vhat: "stein" (counts prox jumps) or "jacobian"
+                   starts:str="both", # prox starts: "both" (warm and omega^k), "warm" or "global" (prox_global)
+                  ) -> tuple:
+    """Channel side of the RS equations: multi-start Newton prox, then the six conjugates: (hats,
+    aux).
+
+    Parameters
+    ----------
+    activation
+        name or Activation
+    x
+        the six overlaps (m_k, q_k, V_k, m_v, q_v, V_v)
+    S : ChannelSample
+        common random numbers
+    alpha : float
+        sample ratio N/D
+    c : float, default 0.0
+        erf offset
+    warm : default None
+        previous prox solution (n, L), an extra start
+    xtol : float, default 1e-10
+        prox tolerance
+    vhat : str, default 'stein'
+        estimator of Vhat: "stein" (counts prox jumps) or "jacobian"
+    starts : str, default 'both'
+        prox starts: "both" (warm and omega^k), "warm" or "global" (prox_global)
+    """
+    act = get_activation(activation)
+    x, _ = _overlaps6(x, S)
+    warm = None if warm is None else check_array("warm", warm, shape=S.xi_k.shape)
+    alpha = check_real("alpha", alpha, lo=0.0, hi=1e5, lo_open=True); c = check_real("c", c)
+    xtol = check_real("xtol", xtol, lo=0.0)
+    _option("vhat", vhat, ("stein", "jacobian")); _option("starts", starts, ("both", "warm", "global"))
+    return _channel_update(act, x, S, alpha, c, warm, xtol, vhat, starts)
+
 # %% ../../nbs/02a_slr_replica.ipynb #79133e07
 def _rqmc_sample(model, m, seed):
     "One scrambled Sobol net of m = 2^k points mapped to the channel sample (fixed sequence length)."
     from scipy.special import ndtr
     L = model.L_max
     m = 2 ** int(round(math.log2(m)))
-    if model.kind == "spiked" and model.nu_pos is not None:   # a prior alone is fine (bias-free predictors are blind to it)
+    if isinstance(model, SpikedSLR) and model.nu_pos is not None:   # a prior alone is fine (bias-free predictors are blind to it)
         raise ValueError("per-position nu: the conditioned rqmc sample puts the location first; use integration='mc' (see 01f_slr_positional)")
-    if model.kind == "spiked":     # conditioned form: 2L + 1 directions the prox sees, then the test noise
+    if isinstance(model, SpikedSLR):     # conditioned form: 2L + 1 directions the prox sees, then the test noise
         G = sobol_normal(m, 3 * L + 1, seed)
         n = len(G)
         mu = np.zeros((n, L)); mu[:, 0] = math.sqrt(model.nu)
@@ -478,7 +802,23 @@ def channel_samples(model:SLRModel, # SpikedSLR or MaxSLR
                     integration:str="rqmc", # "rqmc" (scrambled Sobol nets) or "mc" (i.i.d. draws)
                     n_rand:int=4, # independent randomisations (their spread is the integration error)
                    ) -> list:
-    "R independent channel samples of about n/R points each: scrambled Sobol nets (2^k points) or i.i.d. draws."
+    """R independent channel samples of about n/R points each: scrambled Sobol nets (2^k points) or
+    i.i.d. draws.
+
+    Parameters
+    ----------
+    model : SLRModel
+        SpikedSLR or MaxSLR
+    n : int
+        total samples over all randomisations (>= 100)
+    seed : default 0
+        seed (int or Generator)
+    integration : str, default 'rqmc'
+        "rqmc" (scrambled Sobol nets) or "mc" (i.i.d. draws)
+    n_rand : int, default 4
+        independent randomisations (their spread is the integration error)
+    """
+    _slr_model(model); _option("integration", integration, ("rqmc", "mc"))
     n = check_int("n_mc", n, lo=100); R = check_int("n_rand", n_rand, lo=1)
     check_memory("n_mc, n_rand", 8.0 * 8 * R * max(n // R, 128) * model.L_max if isinstance(model, SLRModel) else 0.0)   # >= 100 points per randomisation
     check_choice("integration", integration, ("rqmc", "mc"))
@@ -518,7 +858,7 @@ def _prox_jacobian_diag(act, chi, omv, S, r, s, V_k, V_v, c):
     J = _prox_jacobian(act, chi, omv, S, r, s, V_k, V_v, c); L = chi.shape[1]; d = np.arange(L)
     return J[:, d, d].sum(1), J[:, L + d, L + d].sum(1)
 
-def stability(activation, # name or Activation
+def _stability(activation, # name or Activation
               x, # the six overlaps at the fixed point
               S:ChannelSample, # the sample the fixed point was solved on
               alpha:float, # sample ratio
@@ -548,6 +888,37 @@ def stability(activation, # name or Activation
     return dict(replicon=rep["replicon"], replicon_se=rep["replicon_se"], replicon_plain=rep["replicon_plain"], T=rep["T"],
                 T_samples=X3, Vhat_k_stein=st_k, Vhat_k_jac=jac_k, Vhat_v_stein=st_v, Vhat_v_jac=jac_v)
 
+# %% ../../nbs/02a_slr_replica.ipynb #stability-public
+def stability(activation, # name or Activation
+              x, # the six overlaps at the fixed point
+              S:ChannelSample, # the sample the fixed point was solved on
+              alpha:float, # sample ratio
+              chi, # (n, L) prox solutions at the fixed point
+              c:float=0.0, # erf offset
+             ) -> dict:
+    """RS stability at a fixed point: replicon rho (tail-corrected, with its s.e.), Stein and
+    Jacobian Vhat, jump parts.
+
+    Parameters
+    ----------
+    activation
+        name or Activation
+    x
+        the six overlaps at the fixed point
+    S : ChannelSample
+        the sample the fixed point was solved on
+    alpha : float
+        sample ratio
+    chi
+        (n, L) prox solutions at the fixed point
+    c : float, default 0.0
+        erf offset
+    """
+    act = get_activation(activation)
+    x, chi = _overlaps6(x, S, chi, need_chi=True)
+    alpha = check_real("alpha", alpha, lo=0.0, hi=1e5, lo_open=True)
+    return _stability(act, x, S, alpha, chi, check_real("c", c))
+
 # %% ../../nbs/02a_slr_replica.ipynb #e3a10002
 CUSP_TAIL_INDEX = 1.25   # Pareto index of the near-cusp contributions to the replicon: P(w > t) ~ t^(-5/4)
 
@@ -565,8 +936,22 @@ def replicon_estimate(T_samples, # list over randomisations of the per-sample co
                       k:int|None=None, # exceedances per randomisation (default max(8, ceil(0.1 n^(2/3))))
                       cusp_index:float=CUSP_TAIL_INDEX, # Pareto index of the near-cusp tail (used when Hill's pooled index is below 2)
                      ) -> dict:
-    "Replicon rho = spectral radius of E[T], the heavy near-cusp tail of the contributions replaced by its Pareto mean, with its error."
+    """Replicon rho = spectral radius of E[T], the heavy near-cusp tail of the contributions
+    replaced by its Pareto mean, with its error.
+
+    Parameters
+    ----------
+    T_samples
+        list over randomisations of the per-sample contributions (n_i, 3, 3) to the replicon map T
+    k : int | None, default None
+        exceedances per randomisation (default max(8, ceil(0.1 n^(2/3))))
+    cusp_index : float, default CUSP_TAIL_INDEX
+        Pareto index of the near-cusp tail (used when Hill's pooled index is below 2)
+    """
     cusp_index = check_real("cusp_index", cusp_index, lo=1.0, lo_open=True)
+    if not isinstance(T_samples, (list, tuple)):
+        raise ParameterTypeError(f"T_samples must be a list of (n, 3, 3) arrays, got {type(T_samples).__name__}")
+    T_samples = [check_array("T_samples[i]", X, ndim=3) for X in T_samples]
     Xs = [np.asarray(X, float) for X in T_samples]
     if not Xs or any(X.ndim != 3 or X.shape[1:] != (3, 3) or len(X) < 2 for X in Xs):
         raise ValueError("T_samples must be a non-empty list of (n, 3, 3) arrays with n >= 2")
@@ -603,8 +988,26 @@ def rs_verdict(replicon:float, # spectral radius rho of the smooth replicon map
                jumps=(), # (jump, jump_se, scale) per channel: Stein minus Jacobian Vhat, its s.e., lam + Vhat (= 1/V)
                z:float=2.0, # standard errors of margin
               ) -> str:
-    "Three-way RS stability verdict from the replicon and the jump parts: 'stable', 'unstable' or 'undetermined'."
+    """Three-way RS stability verdict from the replicon and the jump parts: 'stable', 'unstable' or
+    'undetermined'.
+
+    Parameters
+    ----------
+    replicon : float
+        spectral radius rho of the smooth replicon map
+    replicon_se : float
+        its standard error (NaN: counted as 0)
+    jumps : default ()
+        (jump, jump_se, scale) per channel: Stein minus Jacobian Vhat, its s.e., lam + Vhat (= 1/V)
+    z : float, default 2.0
+        standard errors of margin
+    """
     z = check_positive("z", z)
+    for name, v in (("replicon", replicon), ("replicon_se", replicon_se)):   # NaN allowed: not computed
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)):
+            raise ParameterTypeError(f"{name} must be a real number (NaN: not computed), got {type(v).__name__}")
+        if abs(float(v)) > 1e300: raise ValueError(f"{name} must be a real number of moderate size, got {v!r:.30}")
+    replicon, replicon_se = float(replicon), float(replicon_se)
     se0 = lambda s: 0.0 if not np.isfinite(s) else float(s)
     try: jumps = [tuple(float(v) for v in t) for t in jumps]
     except (TypeError, ValueError): raise ValueError("jumps must be a sequence of (jump, jump_se, scale) triples of numbers") from None
@@ -622,17 +1025,36 @@ def rs_verdict(replicon:float, # spectral radius rho of the smooth replicon map
 # %% ../../nbs/02a_slr_replica.ipynb #2fff7f2f
 def ridge_textbook(alpha:float, # sample ratio
                    lam:float, # ridge strength
-                   rho:float=1.0, # teacher norm |w*|^2/D
-                   sigma2:float=0.0, # label-noise variance
+                   rho:float=1.0, # teacher norm |w*|^2/D, in [0, 1e100]
+                   sigma2:float=0.0, # label-noise variance, in [0, 1e100]
                   ) -> dict:
-    "Closed-form RS solution of ridge regression with isotropic Gaussian inputs: V, m, q and the test error."
+    """Closed-form RS solution of ridge regression with isotropic Gaussian inputs: V, m, q and the
+    test error.
+
+    Parameters
+    ----------
+    alpha : float
+        sample ratio
+    lam : float
+        ridge strength
+    rho : float, default 1.0
+        teacher norm |w*|^2/D, in [0, 1e100]
+    sigma2 : float, default 0.0
+        label-noise variance, in [0, 1e100]
+    """
     alpha = check_positive("alpha", alpha); lam = check_positive("lam", lam)
-    b = lam + alpha - 1
-    V = (-b + math.sqrt(b * b + 4 * lam)) / (2 * lam)
-    mh = alpha / (1 + V); m = rho * V * mh
-    k = alpha * V**2 / (1 + V)**2
-    q = (V**2 * (alpha * (rho - 2 * m + sigma2) / (1 + V)**2 + mh**2 * rho)) / (1 - k)
-    return dict(V=V, m=m, q=q, test_error=rho - 2 * m + q + sigma2)
+    rho = check_real("rho", rho, lo=0.0, hi=1e100)
+    sigma2 = check_real("sigma2", sigma2, lo=0.0, hi=1e100)
+    # V solves lam V^2 + b V - 1 = 0; u = lam V = 1 - alpha V/(1 + V) is computed without cancellation
+    b = (alpha - 1) + lam                              # alpha - 1 first: exact near alpha = 1
+    h = math.hypot(b, 2 * math.sqrt(lam))
+    u = 2 * lam / (b + h) if b >= 0 else 0.5 * (h - b)
+    V = u / lam
+    m = rho * alpha / (1 + 1 / V)                      # = rho alpha V/(1 + V) = rho (1 - u)
+    # test error (rho u^2 + sigma2)/(1 - k), k = alpha V^2/(1 + V)^2, 1 - k = (1 + lam V^2)/(1 + V)
+    iv = 1 / V                                         # V = inf (lam below 1e-308): iv = 0
+    e = (rho * u * u + sigma2) * (iv + 1) / (iv + u)
+    return dict(V=V, m=m, q=e - rho + 2 * m - sigma2, test_error=e)
 
 # %% ../../nbs/02a_slr_replica.ipynb #ef158e5e
 @dataclass
@@ -643,7 +1065,71 @@ class ReplicaResult:
     every reported number is their mean and every `*_se` the standard deviation of the `n_rand` answers over
     sqrt(n_rand). RS stability: `stability` is the three-way verdict of `rs_verdict` ("stable", "unstable",
     "undetermined") from the replicon and the two jump parts with their standard errors; `rs_stable` is the same as
-    True / False / None."""
+    True / False / None.
+
+    Parameters
+    ----------
+    alpha : float
+        sample ratio N/D
+    lam_k : float
+        ridge strength of k
+    lam_v : float
+        ridge strength of v
+    overlaps : dict
+        m_k, q_k, V_k, m_v, q_v, V_v
+    conjugates : dict
+        mhat_k, qhat_k, Vhat_k, mhat_v, qhat_v, Vhat_v
+    test_error : float
+        E(y - f)^2 on fresh data (includes noise^2)
+    test_error_se : float
+        integration error: spread over randomisations / sqrt(n_rand) (n_rand = 1: evaluation s.e.
+        only)
+    excess : float
+        test_error - noise^2
+    train_loss : float
+        E[r^2/2] per sample
+    energy : float
+        ERM objective per dimension: lam_k q_k/2 + lam_v q_v/2 + alpha E[r^2/2]
+    converged : bool
+        undamped residual below tolerance (on every randomisation)
+    n_iter : int
+        evaluations of the map (all randomisations)
+    residual : float
+        undamped residual max |F(x) - x| over the six overlaps (worst randomisation)
+    n_mc : int
+        Monte Carlo samples (all randomisations)
+    mc_seed : object
+        Monte Carlo seed
+    init : object
+        start ("informed", "uninformed" or given overlaps)
+    history : list, default field(default_factory=list, repr=False)
+        (x, residual) per iteration when requested (first randomisation)
+    chi : object, default field(default=None, repr=False)
+        prox solutions per randomisation (warm start for continuation)
+    se : dict, default field(default_factory=dict)
+        standard errors: m_k_se ... V_v_se, Vhat_k_se, ..., train_loss_se, energy_se
+    replicon : float, default float('nan')
+        spectral radius rho of the linear map T (smooth replicon; its near-cusp tail modelled by
+        replicon_estimate); RS needs rho < 1; NaN when not computed (diagnostics=False)
+    replicon_se : float, default float('nan')
+        its standard error (jackknife over the randomisations)
+    jump_k : float, default float('nan')
+        Vhat_k (Stein) - Vhat_k (Jacobian): contribution of prox jumps (NaN when not computed)
+    jump_k_se : float, default float('nan')
+        its standard error
+    jump_v : float, default float('nan')
+        Vhat_v (Stein) - Vhat_v (Jacobian)
+    jump_v_se : float, default float('nan')
+        its standard error
+    rs_stable : bool | None, default True
+        True (stable), False (unstable), None (undetermined): see `stability`
+    n_rand : int, default 1
+        independent randomisations of the channel sample
+    integration : str, default 'mc'
+        "rqmc" or "mc"
+    stability : str, default 'stable'
+        three-way verdict of rs_verdict: "stable", "unstable" or "undetermined"
+    """
     alpha: float # sample ratio N/D
     lam_k: float # ridge strength of k
     lam_v: float # ridge strength of v
@@ -698,7 +1184,51 @@ class ReplicaResult:
 # %% ../../nbs/02a_slr_replica.ipynb #9d956ba9
 @dataclass(frozen=True)
 class ReplicaOptions:
-    "The solver and integration knobs of `replica_erm` (as `scipy.optimize.minimize`'s `options`); the defaults suit most uses."
+    """The solver and integration knobs of `replica_erm` (as `scipy.optimize.minimize`'s `options`);
+    the defaults suit most uses.
+
+    Parameters
+    ----------
+    n_mc : int, default 65536
+        samples over all randomisations (rqmc: n_rand Sobol nets of 2^k points)
+    integration : str, default 'rqmc'
+        "rqmc" (scrambled Sobol nets) or "mc" (i.i.d. draws, the former default)
+    n_rand : int, default 4
+        independent randomisations: their spread is the reported integration error
+    damping : float, default 0.3
+        weight on the OLD iterate, x <- (1 - damping) F(x) + damping x
+    method : str, default 'anderson'
+        fixed-point iteration: "anderson" acceleration or plain "damped"
+    anderson_m : int, default 5
+        Anderson history length
+    anderson_start : float, default 0.01
+        damped steps until the undamped residual is below this, then Anderson
+    atol : float, default 1e-06
+        tolerance on the undamped residual
+    rtol : float, default 0.0
+        relative tolerance
+    max_iter : int, default 500
+        maximum evaluations of the map (per randomisation)
+    history : bool, default False
+        keep the iterates
+    xtol : float, default 1e-10
+        prox tolerance
+    test_method : str, default 'auto'
+        route of population_risk for the test error, or "monte carlo"
+    diagnostics : bool, default True
+        compute the RS stability diagnostics
+    vhat : str, default 'stein'
+        estimator of Vhat in the map: "stein" (counts prox jumps) or "jacobian" (lower variance)
+    presolve : bool, default True
+        without warm start: first solve on an eighth of the first sample (fewer costly iterations)
+    warm_kw : dict | None, default None
+        fixed-point options for warm-started solves (default: Anderson from the first step, no
+        damping)
+    prox_starts : str, default 'both'
+        "both" (warm and omega^k at every map evaluation), "warm" or "global" (prox_global
+    prox_guard : bool, default True
+        guard each fixed point with prox_global (False: the former two-start guard)
+    """
     n_mc: int = 65_536 # samples over all randomisations (rqmc: n_rand Sobol nets of 2^k points)
     integration: str = "rqmc" # "rqmc" (scrambled Sobol nets) or "mc" (i.i.d. draws, the former default)
     n_rand: int = 4 # independent randomisations: their spread is the reported integration error
@@ -716,7 +1246,28 @@ class ReplicaOptions:
     vhat: str = "stein" # estimator of Vhat in the map: "stein" (counts prox jumps) or "jacobian" (lower variance)
     presolve: bool = True # without warm start: first solve on an eighth of the first sample (fewer costly iterations)
     warm_kw: dict|None = None # fixed-point options for warm-started solves (default: Anderson from the first step, no damping)
-    prox_starts: str = "both" # "both" (warm and omega^k at every map evaluation), "warm" or "global" (prox_global at every evaluation); in every case prox_global guards the fixed point
+    prox_starts: str = "both" # "both" (warm and omega^k at every map evaluation), "warm" or "global" (prox_global
+                              # at every evaluation); in every case prox_global guards the fixed point
+    prox_guard: bool = True # guard each fixed point with prox_global (False: the former two-start guard)
+
+    def __post_init__(self):
+        "Check every field (the errors name options.FIELD)."
+        n = lambda f: f"options.{f}"
+        check_int(n("n_mc"), self.n_mc, lo=100); check_int(n("n_rand"), self.n_rand, lo=1)
+        _option(n("integration"), self.integration, ("rqmc", "mc"))
+        check_real(n("damping"), self.damping, lo=0.0, hi=1.0, hi_open=True)
+        _option(n("method"), self.method, ("anderson", "damped"))
+        check_int(n("anderson_m"), self.anderson_m, lo=1, hi=100)
+        check_real(n("anderson_start"), self.anderson_start, lo=0.0, allow_inf=True)
+        check_real(n("atol"), self.atol, lo=0.0); check_real(n("rtol"), self.rtol, lo=0.0)
+        check_int(n("max_iter"), self.max_iter, lo=1); check_positive(n("xtol"), self.xtol)
+        if not isinstance(self.test_method, str):
+            raise ParameterTypeError(f"options.test_method must be a string, got {type(self.test_method).__name__}")
+        _option(n("vhat"), self.vhat, ("stein", "jacobian"))
+        _option(n("prox_starts"), self.prox_starts, ("both", "warm", "global"))
+        for f in ("history", "diagnostics", "presolve", "prox_guard"): _flag(n(f), getattr(self, f))
+        if self.warm_kw is not None and not isinstance(self.warm_kw, dict):
+            raise ParameterTypeError(f"options.warm_kw must be None or a dict, got {type(self.warm_kw).__name__}")
 
 OPTION_NAMES = tuple(ReplicaOptions.__dataclass_fields__)
 
@@ -731,7 +1282,16 @@ def _user_stacklevel() -> int:
 def replica_options(options=None, # a ReplicaOptions, a dict of its fields, or None (the defaults)
                     legacy:dict|None=None, # fields passed as keywords to replica_erm (deprecated)
                    ) -> ReplicaOptions:
-    "The options of a replica solve: `options` updated by the deprecated keywords (with a DeprecationWarning naming them)."
+    """The options of a replica solve: `options` updated by the deprecated keywords (with a
+    DeprecationWarning naming them).
+
+    Parameters
+    ----------
+    options : default None
+        a ReplicaOptions, a dict of its fields, or None (the defaults)
+    legacy : dict | None, default None
+        fields passed as keywords to replica_erm (deprecated)
+    """
     import dataclasses
     if options is None: o = ReplicaOptions()
     elif isinstance(options, ReplicaOptions): o = options
@@ -740,6 +1300,8 @@ def replica_options(options=None, # a ReplicaOptions, a dict of its fields, or N
         if bad: raise TypeError(f"options has no field {bad}; the fields of ReplicaOptions are {list(OPTION_NAMES)}")
         o = ReplicaOptions(**options)
     else: raise TypeError(f"options must be a ReplicaOptions, a dict of its fields or None, got {type(options).__name__}")
+    if legacy is not None and not isinstance(legacy, dict):
+        raise ParameterTypeError(f"legacy must be None or a dict of ReplicaOptions fields, got {type(legacy).__name__}")
     if legacy:
         bad = sorted(set(legacy) - set(OPTION_NAMES))
         if bad: raise TypeError(f"replica_erm() got unexpected keyword argument(s) {bad} (legacy keywords must be fields of ReplicaOptions)")
@@ -751,19 +1313,24 @@ def replica_options(options=None, # a ReplicaOptions, a dict of its fields, or N
 
 # %% ../../nbs/02a_slr_replica.ipynb #6a71aa28
 def _start(model, init):
+    "The starting overlaps: 'informed', 'uninformed', six overlaps (array or dict) or a ReplicaResult's."
+    if isinstance(init, ReplicaResult): return init.x
     if isinstance(init, str):
         check_choice("init", init, ("informed", "uninformed"))
         if init == "informed":
             c0 = min(float(model.c_nu), 3.0)
             return np.array([c0, 1.1 * c0**2 + 0.05, 0.5, 1.0, 1.1, 0.5])
         return np.array([0.05, 0.1, 0.5, 0.1, 0.2, 0.5])
-    if isinstance(init, dict): init = [init[k] for k in ORDER]
-    x = np.asarray(init, float)
-    if x.shape != (6,) or not np.all(np.isfinite(x)) or x[2] <= 0 or x[5] <= 0:
-        raise ValueError(f"init must be 'informed', 'uninformed' or six finite overlaps {ORDER} with V > 0")
+    if isinstance(init, dict):
+        if set(init) != set(ORDER): raise ValueError(f"init as a dict must have the keys {ORDER}, got {sorted(map(str, init))}")
+        init = [init[k] for k in ORDER]
+    x = check_array("init", init, shape=(6,))
+    if x[2] <= 0 or x[5] <= 0 or x[1] < 0 or x[4] < 0:
+        raise ValueError(f"init must be 'informed', 'uninformed' or six finite overlaps {ORDER} with V > 0, q >= 0")
     return x
 
 def _mc_test_error(act, x, S, noise, c):
+    "Test error at the overlaps x on the sample's test noise zeta: (mean, standard error)."
     m_k, q_k, _, m_v, q_v, _ = x
     sd = math.sqrt(max(q_k - m_k**2, 0.0) if S.form == "full" else max(q_k, 0.0))   # conditioned: chi_star is the mean
     chi = (m_k * S.chi_star + sd * S.zeta) * S.mask
@@ -771,194 +1338,301 @@ def _mc_test_error(act, x, S, noise, c):
     per = noise**2 + 1.0 - 2 * m_v * s[np.arange(len(s)), S.eps] + q_v * np.sum(s * s, -1)
     return float(per.mean()), float(per.std(ddof=1) / math.sqrt(len(per)))
 
-def _solve_one(act, S, x0, alpha, lam_k, lam_v, c, xtol, warm_chi, fp_kw, vhat="stein", starts="both", guard_rounds=3, guard="global"):
-    """The fixed point on one channel sample (common random numbers), then the conjugates at it. starts="both": both prox
-    starts (warm, omega^k) at every evaluation; "warm": the warm start only; "global": prox_global at every evaluation.
-    At the fixed point prox_global runs (the guard against wrong local minima), and where it finds a lower minimum for
-    some sample the iteration continues from there, warm-started in the new basins (up to guard_rounds more rounds; a
-    prox_global at every evaluation would make the map jump and stall the iteration)."""
-    state = dict(chi=None if warm_chi is None else np.array(warm_chi, float), starts=starts)
+def _solve_one(job, S, x0, warm_chi, fp_kw, guard_rounds=3):
+    """The fixed point on one channel sample (common random numbers), then the conjugates at it.
+
+    Prox starts at each evaluation: `job.o.prox_starts` ("both": warm and omega^k; "warm"; "global": prox_global).
+    At the fixed point the guard prox (`job.guard`, prox_global by default) runs; where it finds a lower minimum for
+    some sample the iteration continues from there, warm-started in the new basins (up to guard_rounds more rounds:
+    a prox_global at every evaluation would make the map jump and stall the iteration)."""
+    o = job.o
+    state = dict(chi=None if warm_chi is None else np.array(warm_chi, float))
     def F(x):
         if not (x[2] > 0 and x[5] > 0 and x[1] >= 0 and x[4] >= 0): return np.full(6, np.nan)
         if max(x[2], x[5]) > _V_MAX:
-            raise ConvergenceError(f"replica_erm: the susceptibility V reached {max(x[2], x[5]):.3g} > {_V_MAX:g} (lam_k={lam_k:g}, "
-                                   f"lam_v={lam_v:g}, alpha={alpha:g}): with a ridge this weak the iteration diverges before reaching "
-                                   f"a finite fixed point; use a larger lam or a start closer to the solution", x=x)
-        hats, aux = channel_update(act, x, S, alpha, c, state["chi"], xtol, vhat, state["starts"])
+            raise ConvergenceError(
+                f"replica_erm: the susceptibility V reached {max(x[2], x[5]):.3g} > {_V_MAX:g} (lam_k="
+                f"{job.lam_k:g}, lam_v={job.lam_v:g}, alpha={job.alpha:g}): with a ridge this weak the iteration "
+                "diverges before reaching a finite fixed point; use a larger lam or a start closer to the solution",
+                x=x)
+        hats, aux = _channel_update(job.act, x, S, job.alpha, job.c, state["chi"], o.xtol, o.vhat, o.prox_starts)
         state["chi"] = aux["chi"]
-        return prior_update(hats, lam_k, lam_v)
+        return prior_update(hats, job.lam_k, job.lam_v)
     n_it = 0
-    for rnd in range(guard_rounds + 1):
+    for _ in range(guard_rounds + 1):
         res = fixed_point(F, x0, names=ORDER, **fp_kw)
         n_it += int(res.n_iter)
-        hats, aux = channel_update(act, res.x, S, alpha, c, state["chi"], xtol, vhat, guard)
-        if not res.converged or aux["n_better"] == 0 or state["starts"] == guard: break
+        hats, aux = _channel_update(job.act, res.x, S, job.alpha, job.c, state["chi"], o.xtol, o.vhat, job.guard)
+        if not res.converged or aux["n_better"] == 0 or o.prox_starts == job.guard: break
         state["chi"], x0 = aux["chi"], res.x
     res.n_iter = n_it
     return res, hats, aux
 
+
+# %% ../../nbs/02a_slr_replica.ipynb #rep-job
 _V_MAX = 1e6   # a susceptibility above this means the ridge is too weak for a finite RS fixed point
 
 def _subsample(S, k):
     "The first k points of a channel sample (for a Sobol net: itself a net)."
     cut = lambda a: None if a is None else a[:k]
-    return ChannelSample(*(cut(getattr(S, f)) for f in ("chi_star", "z_star", "y", "mask", "eps", "xi_k", "xi_v", "zeta")),
-                         S.seed, S.integration, S.form, S.noise)
+    fields = ("chi_star", "z_star", "y", "mask", "eps", "xi_k", "xi_v", "zeta")
+    return ChannelSample(*(cut(getattr(S, f)) for f in fields), S.seed, S.integration, S.form, S.noise)
 
 def _mean_se(a, R):
+    "Mean over the randomisations (axis 0) and its standard error (NaN for one randomisation)."
     a = np.asarray(a, float)
     return a.mean(0), (a.std(0, ddof=1) / math.sqrt(R) if R > 1 else np.full(a.shape[1:], np.nan))
 
+@dataclass
+class _Job:
+    "What every fixed-point solve of one replica_erm call shares."
+    act: object # the Activation
+    alpha: float # sample ratio
+    lam_k: float # ridge strength of k
+    lam_v: float # ridge strength of v
+    c: float # erf offset
+    o: ReplicaOptions # solver and integration knobs
+    guard: str # prox starts of the guard at each fixed point: "global" or "both"
+    noise: float # label noise Delta
+
+# %% ../../nbs/02a_slr_replica.ipynb #rep-ridge
+def _ridge_limit(model, job, seed, init):
+    """L = 1 with a normalised activation: sigma = 1 whatever the key, so the key decouples (m_k = q_k = 0,
+    V_k = 1/lam_k) and the value is ridge regression with teacher norm 1 and noise Delta^2, in closed form."""
+    tb = ridge_textbook(job.alpha, job.lam_v, 1.0, job.noise**2)
+    V, e = tb["V"], tb["test_error"]
+    ov = dict(m_k=0.0, q_k=0.0, V_k=1.0 / job.lam_k, m_v=tb["m"], q_v=tb["q"], V_v=V)
+    mh = job.alpha / (1 + V)
+    cj = dict(mhat_k=0.0, qhat_k=0.0, Vhat_k=0.0, mhat_v=mh, qhat_v=job.alpha * e / (1 + V)**2, Vhat_v=mh)
+    tl = e / (2 * (1 + V)**2)                              # E[r^2/2], r = (y - omega^v)/(1 + V)
+    se = {k + "_se": 0.0 for k in (*ORDER, *HATS, "train_loss", "energy")}
+    rep = job.alpha * V**2 / (1 + V)**2                    # the replicon of ridge
+    return ReplicaResult(job.alpha, job.lam_k, job.lam_v, ov, cj, e, 0.0, e - job.noise**2, tl,
+                         0.5 * job.lam_v * tb["q"] + job.alpha * tl, True, 0, 0.0, 0, seed, init, [], None, se,
+                         replicon=rep, replicon_se=0.0, jump_k=0.0, jump_k_se=0.0, jump_v=0.0, jump_v_se=0.0,
+                         rs_stable=True, n_rand=1, integration="closed form", stability="stable")
+
+# %% ../../nbs/02a_slr_replica.ipynb #rep-nets
+def _solve_net(job, S, S_test, x0, warm_i, kw_i):
+    "The fixed point on one randomisation and what is averaged over randomisations."
+    res, hats, aux = _solve_one(job, S, x0, warm_i, kw_i)
+    x = res.x
+    te, se = _mc_test_error(job.act, x, S_test, job.noise, job.c)   # one evaluation sample for all nets
+    tl = float(np.mean(0.5 * aux["r"]**2))
+    out = dict(res=res, x=x, hats=hats, te=te, se=se, tl=tl, chi=aux["chi"], T=None, stab=None,
+               energy=0.5 * job.lam_k * x[1] + 0.5 * job.lam_v * x[4] + job.alpha * tl)
+    if job.o.diagnostics and np.all(np.isfinite(x)):
+        d = _stability(job.act, x, S, job.alpha, aux["chi"], job.c)
+        jk, jv = d["Vhat_k_stein"] - d["Vhat_k_jac"], d["Vhat_v_stein"] - d["Vhat_v_jac"]
+        out["T"] = d["T_samples"]
+        out["stab"] = [d["replicon"], np.mean(jk), np.mean(jv), mean_stderr(jk)[1], mean_stderr(jv)[1]]
+    return out
+
+def _presolve(job, S, x0, fp_kw):
+    "A coarse solve on the first eighth of the first net: a better start for the costly full solves."
+    S0 = _subsample(S, len(S.y) // 8)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            r0, _, _ = _solve_one(job, S0, x0, None, dict(fp_kw, atol=10 * fp_kw["atol"], on_fail="warn"), 0)
+    except ConvergenceError: return x0, 0
+    ok = np.all(np.isfinite(r0.x)) and r0.x[2] > 0 and r0.x[5] > 0
+    return (r0.x if ok else x0), int(r0.n_iter)
+
+# %% ../../nbs/02a_slr_replica.ipynb #rep-branch
+def _one_branch(job, nets, Ss, fp_kw):
+    """One branch for all randomisations: a net whose fixed point is far from the others' (another branch of the RS
+    equations: it happened at spiked L = 3, nu = 2, linear, alpha = 5 on one net in 32) is solved again from the
+    fixed point of the net nearest the median and keeps the lower ERM energy of the two. Returns the added iterations."""
+    X, R, n_it = np.array([o_["x"] for o_ in nets]), len(nets), 0
+    if R <= 2 or not np.all(np.isfinite(X)): return 0
+    med = np.median(X, 0); dev = np.abs(X - med)
+    scale = 1.4826 * np.median(dev, 0)
+    far = np.any(dev > 10 * scale + 0.02 * (1 + np.abs(med)), 1)
+    ref = int(np.argmin(np.max(dev / (scale + 1e-12), 1)))
+    for i in np.flatnonzero(far):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            o_i = _solve_net(job, Ss[i], Ss[0], nets[ref]["x"], None, dict(fp_kw, on_fail="warn"))
+        n_it += int(o_i["res"].n_iter)
+        if o_i["res"].converged and o_i["energy"] < nets[i]["energy"]: nets[i] = o_i
+    X = np.array([o_["x"] for o_ in nets]); dev = np.abs(X - np.median(X, 0))
+    if np.any(np.any(dev > 10 * scale + 0.02 * (1 + np.abs(med)), 1)):
+        warnings.warn(f"replica_erm: the {R} randomisations reach different branches of the RS equations "
+                      f"(alpha={job.alpha:g}); the mean mixes them and its standard error shows it: use more "
+                      "integration points (n_mc)", ConvergenceWarning, stacklevel=_user_stacklevel())
+    return n_it
+
+# %% ../../nbs/02a_slr_replica.ipynb #rep-assemble
+def _stability_fields(nets, lam_k, lam_v, cj):
+    "The RS stability entries of a ReplicaResult from the nets' diagnostics (undetermined without them)."
+    Ts = [o_["T"] for o_ in nets if o_["T"] is not None]
+    stabs = [o_["stab"] for o_ in nets if o_["stab"] is not None]
+    nan = float("nan")
+    if not stabs:
+        return dict(replicon=nan, replicon_se=nan, jump_k=nan, jump_k_se=nan, jump_v=nan, jump_v_se=nan,
+                    rs_stable=None, stability="undetermined")
+    A = np.array(stabs); m_, s_ = _mean_se(A, len(A))
+    jse_k, jse_v = (s_[1], s_[2]) if len(A) > 1 else (A[0, 3], A[0, 4])
+    rep = replicon_estimate(Ts)          # tail-corrected, pooled over the randomisations, jackknife error
+    st = dict(replicon=rep["replicon"], replicon_se=rep["replicon_se"], jump_k=float(m_[1]),
+              jump_k_se=float(jse_k), jump_v=float(m_[2]), jump_v_se=float(jse_v))
+    st["stability"] = rs_verdict(st["replicon"], st["replicon_se"],
+                                 [(st["jump_k"], jse_k, lam_k + cj["Vhat_k"]), (st["jump_v"], jse_v, lam_v + cj["Vhat_v"])])
+    st["rs_stable"] = {"stable": True, "unstable": False}.get(st["stability"])
+    return st
+
+def _assemble(job, model, nets, Ss, n_it, hist, seed, sample, init):
+    "The ReplicaResult: means over the randomisations, their standard errors and the stability verdict."
+    R, o = len(nets), job.o
+    xs, hs, tes, ses, tls = ([o_[k] for o_ in nets] for k in ("x", "hats", "te", "se", "tl"))
+    x, x_se = _mean_se(xs, R); h, h_se = _mean_se(hs, R)
+    te, te_se = _mean_se(tes, R); tl, tl_se = _mean_se(tls, R)
+    if o.test_method != "monte carlo" and np.all(np.isfinite(x)):   # by quadrature at the mean overlaps
+        try:
+            te = float(population_risk(model, job.act, x[0], max(x[1], x[0]**2), x[3], max(x[4], x[3]**2),
+                                       c=job.c, method=o.test_method).risk)
+        except ValueError: pass
+    X = np.array(xs)
+    en, en_se = _mean_se(0.5 * job.lam_k * X[:, 1] + 0.5 * job.lam_v * X[:, 4] + job.alpha * np.array(tls), R)
+    if R == 1: te_se = ses[0]
+    ov, cj = dict(zip(ORDER, map(float, x))), dict(zip(HATS, map(float, h)))
+    se = {**{k + "_se": float(v) for k, v in zip(ORDER, x_se)}, **{k + "_se": float(v) for k, v in zip(HATS, h_se)},
+          "train_loss_se": float(tl_se), "energy_se": float(en_se)}
+    st = _stability_fields(nets, job.lam_k, job.lam_v, cj)
+    return ReplicaResult(job.alpha, job.lam_k, job.lam_v, ov, cj, float(te), float(te_se), float(te) - job.noise**2,
+                         float(tl), float(en), all(bool(o_["res"].converged) for o_ in nets), n_it,
+                         max(float(o_["res"].residual) for o_ in nets), int(sum(len(S.y) for S in Ss)),
+                         seed if sample is None else Ss[0].seed, init, hist, [o_["chi"] for o_ in nets], se,
+                         n_rand=R, integration=Ss[0].integration, **st)
+
+# %% ../../nbs/02a_slr_replica.ipynb #rep-args
+def _channel_list(model, o, seed, sample):
+    "The channel samples of a replica solve: drawn from the options, or the given ChannelSample(s)."
+    if sample is None: return channel_samples(model, o.n_mc, seed, o.integration, o.n_rand)
+    Ss = [sample] if isinstance(sample, ChannelSample) else list(sample) if isinstance(sample, (list, tuple)) else []
+    if not Ss or not all(isinstance(S, ChannelSample) for S in Ss):
+        raise ParameterTypeError(f"sample must be a ChannelSample or a list of them (from channel_samples), "
+                                 f"got {type(sample).__name__}")
+    if any(S.xi_k.shape[1] != model.L_max for S in Ss):
+        raise ValueError(f"sample must be drawn for the model's L_max = {model.L_max}")
+    return Ss
+
+def _warm_list(warm_chi, init, Ss):
+    "Prox warm starts per channel sample: `warm_chi` (deprecated), the `chi` of a ReplicaResult init, or None."
+    if warm_chi is None and isinstance(init, ReplicaResult): warm_chi = init.chi
+    R = len(Ss)
+    warm = list(warm_chi) if isinstance(warm_chi, (list, tuple)) else [warm_chi] * R
+    if len(warm) != R or any(w is not None and np.shape(w) != S.xi_k.shape for w, S in zip(warm, Ss)):
+        raise ValueError(f"warm_chi must be None, an array of shape {Ss[0].xi_k.shape} or a list of {R} "
+                         "(one per channel sample)")
+    return warm
+
+# %% ../../nbs/02a_slr_replica.ipynb #rep-erm
 @renamed_params(mc_seed="seed")
 def replica_erm(model:SLRModel, # SpikedSLR or MaxSLR
                 activation, # name or Activation
-                alpha:float, # sample ratio N/D > 0
+                alpha:float, # sample ratio N/D, in (0, 1e5]
                 lam:float, # ridge strength (> 0), shared by k and v unless lam_k / lam_v are given
                 lam_k:float|None=None, # ridge strength of k
                 lam_v:float|None=None, # ridge strength of v
                 *,
                 seed=0, # seed of the channel samples (int or Generator; `mc_seed`: deprecated alias)
-                init="informed", # "informed", "uninformed", or six overlaps (array or dict)
+                init="informed", # "informed", "uninformed", six overlaps (array or dict), or a ReplicaResult
+                                 # (its overlaps and prox solutions: continuation)
                 on_fail:str="raise", # "raise" ConvergenceError or "warn" and return converged=False
                 c:float=0.0, # erf offset (fixed)
-                sample=None, # reuse channel samples: a list from channel_samples, or one ChannelSample (overrides seed and the options n_mc, integration, n_rand)
-                warm_chi=None, # prox warm starts (the `chi` of a previous result: continuation)
-                prox_guard:bool=True, # guard each fixed point with prox_global (False: the former two-start guard, for comparison)
-                options=None, # ReplicaOptions (solver and integration knobs), a dict of its fields, or None: the defaults
-                **legacy, # the fields of ReplicaOptions as keywords (deprecated: pass options=)
+                sample=None, # channel samples to reuse: a list from channel_samples or one ChannelSample
+                             # (overrides seed and the options n_mc, integration, n_rand)
+                options=None, # ReplicaOptions (solver and integration knobs), a dict of its fields, or None
+                **legacy, # deprecated: the fields of ReplicaOptions and warm_chi as keywords
                ) -> ReplicaResult:
-    "Replica-symmetric fixed point of ridge square-loss ERM in the six-order-parameter form, with its stability diagnostics."
-    o = replica_options(options, legacy)   # the solver and integration knobs
-    n_mc, integration, n_rand, damping = o.n_mc, o.integration, o.n_rand, o.damping
-    method, anderson_m, anderson_start, atol = o.method, o.anderson_m, o.anderson_start, o.atol
-    rtol, max_iter, history, xtol = o.rtol, o.max_iter, o.history, o.xtol
-    test_method, diagnostics, vhat, presolve = o.test_method, o.diagnostics, o.vhat, o.presolve
-    warm_kw, prox_starts = o.warm_kw, o.prox_starts
-    if not isinstance(model, SLRModel): raise TypeError(f"model must be a SpikedSLR or MaxSLR, got {type(model).__name__}")
-    act = get_activation(activation)
-    # above alpha = 1e5 the map overflows in float64 (the test error moves by < 1e-3 between alpha = 1e4 and 1e5)
+    """Replica-symmetric fixed point of ridge square-loss ERM in the six-order-parameter form, with
+    its stability diagnostics.
+
+    Parameters
+    ----------
+    model : SLRModel
+        SpikedSLR or MaxSLR
+    activation
+        name or Activation
+    alpha : float
+        sample ratio N/D, in (0, 1e5]
+    lam : float
+        ridge strength (> 0), shared by k and v unless lam_k / lam_v are given
+    lam_k : float | None, default None
+        ridge strength of k
+    lam_v : float | None, default None
+        ridge strength of v
+    seed : default 0
+        seed of the channel samples (int or Generator; `mc_seed`: deprecated alias)
+    init : default 'informed'
+        "informed", "uninformed", six overlaps (array or dict), or a ReplicaResult (its overlaps and
+        prox solutions: continuation)
+    on_fail : str, default 'raise'
+        "raise" ConvergenceError or "warn" and return converged=False
+    c : float, default 0.0
+        erf offset (fixed)
+    sample : default None
+        channel samples to reuse: a list from channel_samples or one ChannelSample (overrides seed
+        and the options n_mc, integration, n_rand)
+    options : default None
+        ReplicaOptions (solver and integration knobs), a dict of its fields, or None
+    **legacy
+        deprecated: the fields of ReplicaOptions and warm_chi as keywords
+    """
+    warm_chi = legacy.pop("warm_chi", None)   # continuation: pass init=<a ReplicaResult> instead
+    o = replica_options(options, legacy)
+    model = _slr_model(model); act = get_activation(activation)
+    # above alpha = 1e5 the map overflows in float64 (the test error moves by < 1e-3 between 1e4 and 1e5)
     alpha = check_real("alpha", alpha, lo=0.0, hi=1e5, lo_open=True); lam = check_positive("lam", lam)
-    c = check_real("c", c) # finite (erf offset)
     lam_k = lam if lam_k is None else check_positive("lam_k", lam_k)
     lam_v = lam if lam_v is None else check_positive("lam_v", lam_v)
-    check_choice("on_fail", on_fail, ("raise", "warn")); check_choice("vhat", vhat, ("stein", "jacobian"))
-    check_choice("prox_starts", prox_starts, ("both", "warm", "global"))
-    guard = "global" if prox_guard else "both"
-    if sample is None: Ss = channel_samples(model, n_mc, seed, integration, n_rand)
-    else: Ss = [sample] if isinstance(sample, ChannelSample) else list(sample) if isinstance(sample, (list, tuple)) else [None]
-    if not Ss or not all(isinstance(S, ChannelSample) for S in Ss):
-        raise TypeError(f"sample must be a ChannelSample or a list of them (from channel_samples), got {type(sample).__name__}")
-    R = len(Ss)
-    # run-time estimate: ~1 us per sample and token per map evaluation, ~100 evaluations (55 s at the defaults, loaded core)
+    c = check_real("c", c); _option("on_fail", on_fail, ("raise", "warn"))
+    as_generator(seed, "seed"); x0 = _start(model, init)
+    job = _Job(act, alpha, lam_k, lam_v, c, o, "global" if o.prox_guard else "both", float(model.noise))
+    if model.L_max == 1 and act.normalised: return _ridge_limit(model, job, seed, init)   # sigma = 1: ridge
+    Ss = _channel_list(model, o, seed, sample); R = len(Ss)
+    # run-time estimate: ~1 us per sample and token per map evaluation, ~100 evaluations
     check_seconds("options.n_mc", 1e-6 * 100 * sum(len(S.y) for S in Ss) * model.L_max)
-    x0 = _start(model, init)
-    warm = list(warm_chi) if isinstance(warm_chi, (list, tuple)) else [warm_chi] * R
-    if len(warm) != R or any(w is not None and np.shape(w) != S.xi_k.shape for w, S in zip(warm, Ss)):
-        raise ValueError(f"warm_chi must be None, an array of shape {Ss[0].xi_k.shape} or a list of {R} (one per channel sample)")
-    fp_kw = dict(damping=damping, atol=atol, rtol=rtol, max_iter=max_iter, on_fail=on_fail, method=method,
-                 anderson_m=anderson_m, anderson_start=anderson_start)
-    noise = float(model.noise)
-    warm_kw = dict(anderson_start=np.inf, damping=0.0) if warm_kw is None else dict(warm_kw)
-    n_it = 0
-    if presolve and warm_chi is None and len(Ss[0].y) >= 8192:      # coarse solve on the first eighth of the first net
-        S0 = _subsample(Ss[0], len(Ss[0].y) // 8)
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                r0, _, _ = _solve_one(act, S0, x0, alpha, lam_k, lam_v, c, xtol, None, dict(fp_kw, atol=10 * atol, on_fail="warn"), vhat, prox_starts, 0, guard)
-            n_it += int(r0.n_iter)
-            if np.all(np.isfinite(r0.x)) and r0.x[2] > 0 and r0.x[5] > 0: x0 = r0.x
-        except ConvergenceError: pass
-    def solve_net(i, x0, warm_i, kw_i):
-        "The fixed point on randomisation i and what is averaged over randomisations."
-        res, hats, aux = _solve_one(act, Ss[i], x0, alpha, lam_k, lam_v, c, xtol, warm_i, kw_i, vhat, prox_starts, guard=guard)
-        x = res.x
-        te, se = _mc_test_error(act, x, Ss[0], noise, c)     # one evaluation sample for all: the spread is the fixed point's
-        out = dict(res=res, x=x, hats=hats, te=te, se=se, tl=float(np.mean(0.5 * aux["r"]**2)), chi=aux["chi"], T=None, stab=None)
-        out["energy"] = 0.5 * lam_k * x[1] + 0.5 * lam_v * x[4] + alpha * out["tl"]
-        if diagnostics and np.all(np.isfinite(x)):
-            d = stability(act, x, Ss[i], alpha, aux["chi"], c)
-            out["T"] = d["T_samples"]
-            out["stab"] = [d["replicon"], np.mean(d["Vhat_k_stein"] - d["Vhat_k_jac"]), np.mean(d["Vhat_v_stein"] - d["Vhat_v_jac"]),
-                           mean_stderr(d["Vhat_k_stein"] - d["Vhat_k_jac"])[1], mean_stderr(d["Vhat_v_stein"] - d["Vhat_v_jac"])[1]]
-        return out
-    nets, resid, hist = [], 0.0, []
+    warm = _warm_list(warm_chi, init, Ss)
+    fp_kw = dict(damping=o.damping, atol=o.atol, rtol=o.rtol, max_iter=o.max_iter, on_fail=on_fail,
+                 method=o.method, anderson_m=o.anderson_m, anderson_start=o.anderson_start)
+    warm_kw = dict(anderson_start=np.inf, damping=0.0) if o.warm_kw is None else dict(o.warm_kw)
+    n_it, cold = 0, all(w is None for w in warm)
+    if o.presolve and cold and len(Ss[0].y) >= 8192: x0, n_it = _presolve(job, Ss[0], x0, fp_kw)
+    nets, hist = [], []
     for i in range(R):
-        kw_i = dict(fp_kw, history=history and i == 0)
-        if i > 0 or warm_chi is not None: kw_i.update(warm_kw)           # near the answer: Anderson from the first step
-        o_i = solve_net(i, x0, warm[i], kw_i)
+        kw_i = dict(fp_kw, history=o.history and i == 0)
+        if i > 0 or not cold: kw_i.update(warm_kw)                      # near the answer: Anderson at once
+        o_i = _solve_net(job, Ss[i], Ss[0], x0, warm[i], kw_i)
         if i == 0: hist = o_i["res"].history
         if o_i["res"].converged: x0 = o_i["x"]                          # warm start of the next randomisation
         nets.append(o_i); n_it += int(o_i["res"].n_iter)
-    # One branch for all randomisations: a net whose fixed point is far from the others' (another branch of the RS
-    # equations: it happened at spiked L = 3, nu = 2, linear, alpha = 5 on one net in 32) is solved again from the
-    # fixed point of the net nearest the median, and keeps the lower ERM energy of the two (the mean of two branches is no answer).
-    X = np.array([o_["x"] for o_ in nets])
-    if R > 2 and np.all(np.isfinite(X)):
-        med = np.median(X, 0); dev = np.abs(X - med)
-        scale = 1.4826 * np.median(dev, 0)
-        far = np.any(dev > 10 * scale + 0.02 * (1 + np.abs(med)), 1)
-        ref = int(np.argmin(np.max(dev / (scale + 1e-12), 1)))
-        for i in np.flatnonzero(far):
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                o_i = solve_net(int(i), nets[ref]["x"], None, dict(fp_kw, on_fail="warn"))
-            n_it += int(o_i["res"].n_iter)
-            if o_i["res"].converged and o_i["energy"] < nets[i]["energy"]: nets[i] = o_i
-        X = np.array([o_["x"] for o_ in nets]); dev = np.abs(X - np.median(X, 0))
-        if np.any(np.any(dev > 10 * scale + 0.02 * (1 + np.abs(med)), 1)):
-            warnings.warn(f"replica_erm: the {R} randomisations reach different branches of the RS equations (alpha={alpha:g}); "
-                          "the mean mixes them and its standard error shows it: use more integration points (n_mc)",
-                          ConvergenceWarning, stacklevel=_user_stacklevel())
-    xs, hs, tes, ses, tls = ([o_[k] for o_ in nets] for k in ("x", "hats", "te", "se", "tl"))
-    chis, conv = [o_["chi"] for o_ in nets], [bool(o_["res"].converged) for o_ in nets]
-    resid = max(float(o_["res"].residual) for o_ in nets)
-    Ts, stabs = [o_["T"] for o_ in nets if o_["T"] is not None], [o_["stab"] for o_ in nets if o_["stab"] is not None]
-    x, x_se = _mean_se(xs, R); h, h_se = _mean_se(hs, R)
-    te, te_se = _mean_se(tes, R); tl, tl_se = _mean_se(tls, R)
-    if test_method != "monte carlo" and np.all(np.isfinite(x)):   # the value by quadrature at the mean overlaps
-        try: te = float(population_risk(model, act, x[0], max(x[1], x[0]**2), x[3], max(x[4], x[3]**2), c=c, method=test_method).risk)
-        except ValueError: pass
-    en = 0.5 * lam_k * np.array(xs)[:, 1] + 0.5 * lam_v * np.array(xs)[:, 4] + alpha * np.array(tls)
-    en, en_se = _mean_se(en, R)
-    if R == 1: te_se = ses[0]
-    ov, cj = dict(zip(ORDER, map(float, x))), dict(zip(HATS, map(float, h)))
-    se = {**{k + "_se": float(v) for k, v in zip(ORDER, x_se)}, **{k + "_se": float(v) for k, v in zip(HATS, h_se)},
-          "train_loss_se": float(tl_se), "energy_se": float(en_se)}
-    st = dict(replicon=float("nan"), replicon_se=float("nan"), jump_k=float("nan"), jump_k_se=float("nan"),
-              jump_v=float("nan"), jump_v_se=float("nan"), rs_stable=None, stability="undetermined")
-    if stabs:
-        A = np.array(stabs); m_, s_ = _mean_se(A, len(A))
-        jse_k, jse_v = (s_[1], s_[2]) if len(A) > 1 else (A[0, 3], A[0, 4])
-        rep = replicon_estimate(Ts)          # tail-corrected, pooled over the randomisations, jackknife error
-        st = dict(replicon=rep["replicon"], replicon_se=rep["replicon_se"], jump_k=float(m_[1]), jump_k_se=float(jse_k),
-                  jump_v=float(m_[2]), jump_v_se=float(jse_v))
-        st["stability"] = rs_verdict(st["replicon"], st["replicon_se"], [(st["jump_k"], jse_k, lam_k + cj["Vhat_k"]),
-                                                                        (st["jump_v"], jse_v, lam_v + cj["Vhat_v"])])
-        st["rs_stable"] = {"stable": True, "unstable": False}.get(st["stability"])
-    return ReplicaResult(alpha, lam_k, lam_v, ov, cj, float(te), float(te_se), float(te) - noise**2, float(tl), float(en),
-                         all(conv), n_it, resid, int(sum(len(S.y) for S in Ss)), seed if sample is None else Ss[0].seed,
-                         init, hist, chis, se, n_rand=R, integration=Ss[0].integration, **st)
+    n_it += _one_branch(job, nets, Ss, fp_kw)
+    return _assemble(job, model, nets, Ss, n_it, hist, seed, sample, init)
 
 # %% ../../nbs/02a_slr_replica.ipynb #642127b3
 def _scan(model, act, alphas, lam, init, reverse, kw):
+    "One continuation scan over the grid (upward or downward): a row per point, warm-started from the last one."
     kw = dict(kw); legacy = {k: kw.pop(k) for k in list(kw) if k in OPTION_NAMES}
-    o = replica_options(kw.pop("options", None), legacy)   # knobs given to replica_curve as keywords warn here, once per scan
+    o = replica_options(kw.pop("options", None), legacy)   # keywords given to replica_curve warn here, once
     seed = kw.pop("seed", kw.pop("mc_seed", 0))
     S = channel_samples(model, o.n_mc, seed, o.integration, o.n_rand)
     kw["options"] = o
     order = list(range(len(alphas)))[::-1] if reverse else list(range(len(alphas)))
-    x, chi, rows = init, None, []
+    prev, rows = init, []
     for i in order:
         t0 = time.perf_counter()
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                r = replica_erm(model, act, alphas[i], lam, init=x, sample=S, warm_chi=chi, on_fail="warn", **kw)
+                r = replica_erm(model, act, alphas[i], lam, init=prev, sample=S, on_fail="warn", **kw)
             row = r.as_dict()
-            if r.converged: x, chi = r.x, r.chi
+            if r.converged: prev = r                      # its overlaps and prox solutions start the next point
         except ConvergenceError as e:
-            row = dict(alpha=float(alphas[i]), converged=False, residual=float(e.residual), n_iter=e.n_iter)
+            res = float(e.residual) if e.residual is not None and np.isfinite(e.residual) else None
+            row = dict(alpha=float(alphas[i]), converged=False, residual=res, n_iter=e.n_iter)
         row.update(scan=("down" if reverse else "up"), start=(init if isinstance(init, str) else "given"),
                    seconds=time.perf_counter() - t0)
         rows.append(row)
@@ -977,11 +1651,42 @@ def replica_curve(model:SLRModel, # SpikedSLR or MaxSLR
                   split:int=1, # cut each scan's grid into this many contiguous pieces, run as separate jobs (parallel speed-up)
                   **kw, # passed to replica_erm: seed, options (ReplicaOptions or a dict), lam_k, lam_v, c
                  ) -> list:
-    "RS replica curve in alpha with continuation up and down from several starts: a tidy list of rows, every branch found."
+    """RS replica curve in alpha with continuation up and down from several starts: a tidy list of
+    rows, every branch found.
+
+    Parameters
+    ----------
+    model : SLRModel
+        SpikedSLR or MaxSLR
+    activation
+        name or Activation
+    alphas
+        grid of sample ratios
+    lam : float
+        ridge strength
+    starts : default ('informed', 'uninformed')
+        starting overlaps of each scan
+    directions : default ('up', 'down')
+        scan the grid upward and/or downward
+    scans : default None
+        explicit (start, direction) pairs, instead of the product starts x directions
+    n_jobs : int, default 1
+        joblib workers for the independent scans
+    branch_tol : float, default 0.001
+        overlaps closer than this (max norm) are the same branch
+    progress : bool, default True
+        tqdm progress bar over the scans
+    split : int, default 1
+        cut each scan's grid into this many contiguous pieces, run as separate jobs (parallel
+        speed-up)
+    **kw
+        passed to replica_erm: seed, options (ReplicaOptions or a dict), lam_k, lam_v, c
+    """
     from joblib import Parallel, delayed
     from tqdm.auto import tqdm
-    act = get_activation(activation)
-    alphas = [check_positive("alphas", a) for a in np.atleast_1d(alphas).tolist()]
+    model = _slr_model(model); act = get_activation(activation)
+    alphas = [check_real("alphas", a, lo=0.0, hi=1e5, lo_open=True)
+              for a in check_array("alphas", alphas).ravel().tolist()]
     if not alphas: raise ValueError("alphas must hold at least one sample ratio")
     lam = check_positive("lam", lam)
     if scans is not None and (not isinstance(scans, (list, tuple)) or not all(isinstance(p, (tuple, list)) and len(p) == 2 for p in scans)):
@@ -993,9 +1698,11 @@ def replica_curve(model:SLRModel, # SpikedSLR or MaxSLR
         check_choice("directions", d, ("up", "down"))
         if not (isinstance(s, str) and s in ("informed", "uninformed")) and np.shape(s) != (6,):
             raise ValueError(f"starts (or scans) must hold 'informed', 'uninformed' or six overlaps {ORDER}, got {s!r:.60}")
-    split = check_int("split", split, lo=1)
+    split = check_int("split", split, lo=1); _flag("progress", progress)
+    branch_tol = check_positive("branch_tol", branch_tol)
     import os
-    if n_jobs != -1: n_jobs = check_int("n_jobs", n_jobs, lo=1, hi=4 * (os.cpu_count() or 1))   # -1: all cores
+    if not (isinstance(n_jobs, int) and n_jobs == -1):                                    # -1: all cores
+        n_jobs = check_int("n_jobs", n_jobs, lo=1, hi=4 * (os.cpu_count() or 1))
     pieces = [list(p) for p in np.array_split(np.array(alphas), min(split, len(alphas)))]
     jobs = [(s, d == "down", p) for s, d in pairs for p in pieces]
     out = Parallel(n_jobs=n_jobs)(delayed(_scan)(model, act, p, lam, s, rev, kw)
@@ -1007,7 +1714,24 @@ def replica_curve(model:SLRModel, # SpikedSLR or MaxSLR
 def label_branches(rows:list, # rows of replica_curve (possibly from several calls)
                    branch_tol:float=1e-3, # overlaps closer than this (max norm) are the same branch
                   ) -> list:
-    "Number the distinct fixed points at each alpha (`branch`) and flag the one(s) of lowest ERM objective (`global_min`)."
+    """Number the distinct fixed points at each alpha (`branch`) and flag the one(s) of lowest ERM
+    objective (`global_min`).
+
+    Parameters
+    ----------
+    rows : list
+        rows of replica_curve (possibly from several calls)
+    branch_tol : float, default 0.001
+        overlaps closer than this (max norm) are the same branch
+    """
+    if not isinstance(rows, (list, tuple)) or not all(isinstance(r, dict) for r in rows):
+        raise ParameterTypeError(f"rows must be a list of dicts (the rows of replica_curve), got {type(rows).__name__}")
+    for r in rows:
+        need = ("alpha", "converged") + ((*ORDER, "energy") if r.get("converged") is True else ())
+        miss = [k for k in need if k not in r]
+        if miss: raise ValueError(f"rows must carry the columns of replica_curve; a row lacks {miss}")
+        for k in need[2:] + ("alpha",): check_real(f"rows[...][{k!r}]", r[k], allow_inf=True)
+    branch_tol = check_positive("branch_tol", branch_tol)
     for a in set(r["alpha"] for r in rows):
         conv = [r for r in rows if r["alpha"] == a and r["converged"]]
         reps = []
@@ -1052,7 +1776,35 @@ def _prox_matrix_objective(act, P, c):
 
 @dataclass
 class MatrixReplicaResult:
-    "RS fixed point in the general 2x2-matrix form."
+    """RS fixed point in the general 2x2-matrix form.
+
+    Parameters
+    ----------
+    alpha : float
+        sample ratio
+    M : np.ndarray
+        rows (k, v), columns (k*, v*)
+    Q : np.ndarray
+        [[q_kk, q_kv], [q_kv, q_vv]]
+    V : np.ndarray
+        susceptibility matrix
+    Mhat : np.ndarray
+        conjugate of M
+    Qhat : np.ndarray
+        conjugate of Q
+    Vhat : np.ndarray
+        conjugate of V
+    test_error : float
+        Monte Carlo risk at (M, Q) off the manifold (population_risk_mc)
+    test_error_se : float
+        its Monte Carlo standard error
+    converged : bool
+        whether the undamped residual met the tolerance
+    n_iter : int
+        iterations of the fixed-point map
+    residual : float
+        undamped residual at the last iterate
+    """
     alpha: float # sample ratio
     M: np.ndarray # rows (k, v), columns (k*, v*)
     Q: np.ndarray # [[q_kk, q_kv], [q_kv, q_vv]]
@@ -1088,7 +1840,42 @@ def replica_erm_matrix(model:SLRModel, # SpikedSLR or MaxSLR
                        on_fail:str="raise", # "raise" ConvergenceError or "warn"
                        c:float=0.0, # erf offset (fixed)
                       ) -> MatrixReplicaResult:
-    "RS fixed point of ridge square-loss ERM in the general 2x2-matrix form (a cross-check of the six-parameter form)."
+    """RS fixed point of ridge square-loss ERM in the general 2x2-matrix form (a cross-check of the
+    six-parameter form).
+
+    Parameters
+    ----------
+    model : SLRModel
+        SpikedSLR or MaxSLR
+    activation
+        name or Activation
+    alpha : float
+        sample ratio
+    lam : float
+        ridge strength (shared unless lam_k / lam_v given)
+    init
+        a ReplicaResult, or six overlaps (dict / array) for the diagonal start
+    offdiag : float, default 0.05
+        off-manifold perturbation of the start (all cross entries)
+    lam_k : float | None, default None
+        ridge strength of k
+    lam_v : float | None, default None
+        ridge strength of v
+    n_mc : int, default 10000
+        Monte Carlo samples of the channel
+    seed : default 0
+        seed of the channel sample (int or Generator; `mc_seed`: deprecated alias)
+    damping : float, default 0.3
+        weight on the OLD iterate
+    atol : float, default 1e-05
+        tolerance on the undamped residual
+    max_iter : int, default 500
+        maximum iterations
+    on_fail : str, default 'raise'
+        "raise" ConvergenceError or "warn"
+    c : float, default 0.0
+        erf offset (fixed)
+    """
     act = get_activation(activation)
     alpha = check_positive("alpha", alpha); lam = check_positive("lam", lam)
     Lam = np.diag([lam if lam_k is None else check_positive("lam_k", lam_k), lam if lam_v is None else check_positive("lam_v", lam_v)])

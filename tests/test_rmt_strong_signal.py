@@ -1,0 +1,149 @@
+"""Tests of attnstat.rmt.strong_signal: the signal-dependent Hermite coefficients, the finite-rank
+signal kernel, the reduction to the p -> infinity theory of attnstat.rmt.theory, the vector Dyson
+equation against the closure it generalises, and theory-vs-simulation checks on the
+Gaussian-equivalent kernels the two theories describe."""
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+from scipy import special
+
+from attnstat.core import spawn
+from attnstat.gaussian import mean_stderr
+from attnstat.rmt.hermite import activation, hermite_coefficients
+from attnstat.rmt.models import attention_kernel, ridge_errors, signal_plus_noise
+from attnstat.rmt.strong_signal import (
+    StrongSignalOptions,
+    _closure_path,
+    _dyson_path,
+    _vectors,
+    score_signal,
+    signal_coefficients,
+    signal_kernel,
+    strong_signal_error,
+    strong_signal_points,
+    strong_signal_theory,
+)
+from attnstat.rmt.theory import attention_theory
+
+MU3 = np.array([math.sqrt(3.0), 0.0])
+G4 = np.array([1e-5, 1e-3, 1e-1, 1.0])
+
+def _phi(s): return np.exp(-s**2 / 2) / math.sqrt(2 * math.pi)
+
+def test_coefficients_closed_forms_and_monte_carlo():
+    s = np.array([-1.3, 0.0, 0.4, 2.2])
+    c = signal_coefficients("sign", s)                  # sign: erf(s/sqrt 2), 2 phi(s), 1
+    np.testing.assert_allclose(c.a0, special.erf(s / math.sqrt(2)), atol=1e-10)
+    np.testing.assert_allclose(c.a1, 2 * _phi(s), atol=1e-10)
+    np.testing.assert_allclose(c.nu, 1.0, atol=1e-10)
+    h, t = hermite_coefficients("tanh"), signal_coefficients("tanh", [0.0, 0.7])
+    assert abs(t.a0[0]) < 1e-12 and abs(t.a1[0] - h.a1) < 1e-10
+    assert abs(t.sigma2[0] - h.sigma2) < 1e-10
+    Z = np.random.default_rng(5).standard_normal(1_000_000)
+    v = activation("tanh").centred(0.7 + Z)
+    for est, draws in ((t.a0[1], v), (t.a1[1], v * Z), (t.nu[1], v * v)):
+        m, se = mean_stderr(draws)
+        assert abs(est - m) < 4 * se                    # 10^6 draws, seed 5
+
+CASES = [(MU3, MU3, MU3, 0.25), ([1.5, 0, 0], [0.8, 0.3, 0.2], [0.5, -0.6, 0.1], 2.0),
+         ([1.0, 0], [0, 1.0], [0.3, 1.0], 0.75)]
+
+@pytest.mark.parametrize("mu,wK,wQ,c", CASES)
+def test_limit_is_todays_theory(mu, wK, wQ, c):
+    T = strong_signal_theory("tanh", c=c, gamma=G4, mu=mu, w_K=wK, w_Q=wQ)
+    R = attention_theory("tanh", c=c, gamma=G4, mu=mu, w_K=wK, w_Q=wQ)
+    np.testing.assert_allclose(T.error, R.error, rtol=0, atol=1e-8)
+    np.testing.assert_allclose(T.ybar * G4, R.ybar * G4, rtol=0, atol=1e-8)
+
+def test_linear_activation_any_p_and_continuity():
+    kw = {"c": 0.25, "gamma": G4, "mu": MU3, "w_K": MU3, "w_Q": MU3}
+    T = strong_signal_theory("linear", **kw, p=256, options=StrongSignalOptions(closure=True))
+    R = attention_theory("linear", **kw, diag=T.params["diag"])
+    np.testing.assert_allclose(T.error, R.error, rtol=0, atol=1e-8)
+    far = strong_signal_theory("tanh", **kw, p=10**10)      # eps = 1.2e-4, a_1 even: O(eps^2)
+    np.testing.assert_allclose(far.error, strong_signal_theory("tanh", **kw).error, rtol=0,
+                               atol=1e-8)                   # measured 8e-10
+    z0 = {"mu": [0.0, 0], "w_K": [0.0, 0], "w_Q": [0.0, 0]}  # no signal: today's theory at any p
+    for c in (0.25, 0.5):
+        z = strong_signal_theory("tanh", c=c, gamma=G4, **z0, p=512)
+        np.testing.assert_allclose(z.error, attention_theory("tanh", c=c, gamma=G4, **z0).error,
+                                   rtol=0, atol=1e-8)
+        assert z.converged.all()
+
+def _averaged(K):
+    "The signal kernel with a_1, sigma^2 and the zeroed diagonal replaced by their pair averages."
+    S = K.y.size; one = np.ones((S, 1))
+    return dataclasses.replace(K, slope_left=one, slope_right=one, slope_sv=np.array([K.a1bar]),
+                               sigma2=np.full((S, S), K.sigma2bar),
+                               a0_diag=np.full(S, K.diag_mean))
+
+@pytest.mark.parametrize("c,p", [(0.25, 512), (0.5, 128), (2.0, 256)])
+def test_vector_dyson_with_constant_coefficients_is_the_closure(c, p):
+    o = StrongSignalOptions()
+    g = G4 if c < 1 else G4[1:]     # c = 2, gamma = 1e-5: 1.2e-8 apart, the Chebyshev rule of mu_c
+    K = _averaged(signal_kernel("tanh", MU3, MU3, MU3, p=p))
+    ys_v = _dyson_path(K, c, p, g, o)[0]
+    ys_c = _closure_path(activation("tanh"), *_vectors(MU3, MU3, MU3), c, p, g, o)[0]
+    np.testing.assert_allclose(g * ys_v, g * ys_c, rtol=0, atol=1e-8)
+
+def test_signal_kernel_finite_rank_and_simulated_kernel():
+    p, n = 128, 512
+    SK = signal_kernel("tanh", MU3, MU3, MU3, p=p)
+    rng = np.random.default_rng(3)
+    i, j = rng.choice(SK.y.size, (2, 300), p=SK.weight)   # pairs drawn from the token law
+    L = np.einsum("ij,jk,ik->i", SK.omega[i], SK.M, SK.omega[j]) / math.sqrt(p)
+    recon = (SK.left[i] * SK.sv * SK.right[j]).sum(1)
+    np.testing.assert_allclose(recon, signal_coefficients("tanh", L).a0, atol=1e-7)
+    Ey = (SK.weight * SK.y) @ SK.left * SK.sv @ ((SK.weight * SK.y) @ SK.right)
+    pred = n / math.sqrt(p) * Ey - SK.diag_mean / math.sqrt(p)
+    obs = [y @ attention_kernel(X, "tanh", MU3, MU3) @ y / n
+           for X, y in (signal_plus_noise(n, p, MU3, r) for r in spawn(11, 4))]
+    m, se = mean_stderr(np.array(obs))
+    assert abs(m - pred) < 0.05 * abs(pred) + 4 * se    # norm n/sqrt(p) = 45, bulk shift O(1)
+
+def _ge_gap(p, n, trials, seed, gs, entrywise):
+    "Paired gap of a Gaussian-equivalent kernel: a_0(L) exact, a_1, sigma^2 entrywise or averaged."
+    out = []
+    for rng in spawn(seed, trials):
+        X, y = signal_plus_noise(n, p, MU3, rng)
+        Zp = X.copy(); Zp[0] = 0.0
+        u = X[0] * MU3[0]                                # x_i . mu (mu along e_1)
+        L = (np.outer(X[0], X[0]) + np.outer(u, u)) / math.sqrt(p)
+        sc = signal_coefficients("tanh", np.linspace(L.min(), L.max(), 801))
+        a0, a1, nu = (np.interp(L, sc.s, v) for v in (sc.a0, sc.a1, sc.nu))
+        N = rng.standard_normal((n, n)); N = (N + N.T) / math.sqrt(2)
+        s2 = np.maximum(nu - a0**2 - a1**2, 0.0)
+        if not entrywise: a1, s2 = a1.mean(), s2.mean()
+        K = (a0 + a1 * (Zp.T @ Zp) / math.sqrt(p) + np.sqrt(s2) * N) / math.sqrt(p)
+        np.fill_diagonal(K, 0.0)
+        out.append(ridge_errors(X @ K, y, gs) - ridge_errors(X, y, gs))
+    return mean_stderr(np.array(out), axis=0)
+
+@pytest.mark.parametrize("entrywise", [False, True])
+def test_theory_matches_its_gaussian_equivalent(entrywise):
+    gs = np.array([1e-5, 0.1])
+    m, se = _ge_gap(128, 256, 24, 2030, gs, entrywise)  # p = 128, n = 256: the gap is about -0.06
+    kw = {"c": 0.5, "gamma": gs, "mu": MU3, "w_K": MU3, "w_Q": MU3}
+    o = StrongSignalOptions(closure=not entrywise)
+    T = strong_signal_theory("tanh", **kw, p=128, options=o)
+    assert np.all(np.abs(m - T.difference) < 4 * se + 0.002), (m, se, T.difference)  # + O(1/n)
+    L = strong_signal_theory("tanh", **kw)
+    assert np.all(np.abs(m - L.difference) > 8 * se)    # the p -> infinity limit misses it
+
+def test_entry_checks():
+    ok = {"c": 0.25, "gamma": 1e-2, "mu": MU3, "w_K": MU3, "w_Q": MU3}
+    bad = [({"c": "a"}, TypeError), ({"c": -1.0}, ValueError), ({"gamma": 0.0}, ValueError),
+           ({"gamma": True}, TypeError), ({"mu": [1.0, 0, 0]}, ValueError), ({"p": 1}, ValueError),
+           ({"p": 2.5}, TypeError), ({"options": "fast"}, TypeError), ({"mu": None}, TypeError)]
+    for change, exc in bad:
+        with pytest.raises(exc): strong_signal_theory("tanh", **{**ok, **change})
+    with pytest.raises(TypeError): strong_signal_theory(3, **ok)
+    with pytest.raises(ValueError): StrongSignalOptions(fd_step=1.0)
+    with pytest.raises(TypeError): StrongSignalOptions(closure=1)
+    with pytest.raises(ValueError): StrongSignalOptions(max_iter=1)
+    with pytest.raises(TypeError): score_signal(MU3, MU3, MU3, "512")
+    with pytest.raises(TypeError): strong_signal_points(quick=1)
+    assert isinstance(strong_signal_error("tanh", **ok, p=512), float)
+    assert abs(score_signal(MU3, MU3, MU3, 512) - 12 / math.sqrt(512)) < 1e-14

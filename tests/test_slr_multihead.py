@@ -1,0 +1,138 @@
+"""Tests of attnstat.slr.multihead: several heads on the multi-feature single-location model (issue 31)."""
+import math
+import numpy as np
+import pytest
+from attnstat.core import ParameterTypeError
+from attnstat.slr.models import SpikedSLR
+from attnstat.slr import dynamics as dy
+from attnstat.slr.population import bayes_risk, population_risk
+from attnstat.slr.activations import softmax
+from attnstat.slr.multihead import (MultiFeatureSLR, sample_fields, sample_tokens, bayes_posterior, bayes_predict,
+                                    mf_bayes_risk, bruteforce_posterior_mean, SinkSoftmax, softmax1, sink, mh_predict,
+                                    MHDraws, mh_draws, mh_risk_grad, mh_population_risk, mh_optimal_risk,
+                                    mh_online_sgd, mh_integrate, transverse_rate, escape_times, reduced_weights_mh)
+
+SPEC = MultiFeatureSLR(4, 3.0, 0.5)
+
+def test_model_validation():
+    m = MultiFeatureSLR(3, (2.0, 1.0), 0.5)
+    assert m.K == 2 and m.p == (0.5, 0.5)
+    for kw, exc in [(dict(L=0, nu=1.0), ValueError), (dict(L=3, nu=-1.0), ValueError), (dict(L=3, nu=1.0, p=0.0), ValueError),
+                    (dict(L=3, nu=1.0, p=1.5), ValueError), (dict(L=3, nu=(1.0, 2.0), p=(0.5, 0.5, 0.5)), ValueError),
+                    (dict(L=3, nu="a"), TypeError), (dict(L=3, nu=1.0, prior=(0.5, 0.5, 0.5)), ValueError),
+                    (dict(L=2.0, nu=1.0), TypeError), (dict(L=3, nu=True), TypeError)]:
+        with pytest.raises(exc): MultiFeatureSLR(**kw)
+    with pytest.raises(TypeError, match="model"): sample_fields("x", 3)
+
+def test_sink_constant_spec():
+    # spec section 2: C* = (1 - p) L e^(nu/2) / p = 17.9268 at L = 4, nu = 3, p = 0.5
+    assert abs(SPEC.sink_star[0] - 4 * math.exp(1.5)) < 1e-12 and abs(SPEC.sink_star[0] - 17.9268) < 1e-4
+    assert MultiFeatureSLR(4, 3.0).sink_star[0] == 0.0
+
+def test_k1_p1_is_spiked_slr_bit_for_bit():
+    F = sample_fields(MultiFeatureSLR(4, 3.0, noise=0.3), 50, 7)
+    P = SpikedSLR(4, 3.0, noise=0.3).sample_projections(50, 7)
+    assert np.array_equal(F.chi_star[:, 0], P.chi_star) and np.array_equal(F.y, P.y) and np.array_equal(F.eps[:, 0], P.eps)
+    # the posterior is then the spiked-SLR softmax posterior
+    m = MultiFeatureSLR(4, 3.0)
+    assert np.allclose(bayes_posterior(m, F.chi_star)[:, 0], SpikedSLR(4, 3.0).posterior(P.chi_star), atol=1e-14)
+
+def test_bayes_posterior_bruteforce():
+    # enumeration of all (L+1)^K joint configurations with the full Gaussian likelihood of the tokens
+    m = MultiFeatureSLR(3, (2.0, 1.0), (0.5, 0.8), noise=0.1, prior=(0.5, 0.3, 0.2))
+    X, F = sample_tokens(m, 2000, 6, 5)
+    assert np.max(np.abs(bruteforce_posterior_mean(m, X) - bayes_predict(m, F.chi_star, F.z_star))) < 1e-10
+
+def test_bayes_risk_spec_and_nishimori():
+    b = mf_bayes_risk(SPEC, n=2**17, n_rep=8, seed=3)
+    # spec: 0.27475 +- 0.00012; tolerance 4 combined standard errors
+    assert abs(b.risk - 0.27475) < 4 * math.hypot(b.err, 0.00012)
+    # p = 1: the spiked-SLR Bayes risk (Laplace route, error 1e-14)
+    b1 = mf_bayes_risk(MultiFeatureSLR(4, 3.0), n=2**17, n_rep=8, seed=4)
+    assert abs(b1.risk - bayes_risk(SpikedSLR(4, 3.0)).risk) < 4 * b1.err
+    # independent: the empirical risk of the posterior mean on fresh draws, two features, noise, a prior
+    m = MultiFeatureSLR(3, (2.0, 1.0), (0.5, 0.8), noise=0.1, prior=(0.5, 0.3, 0.2))
+    F = sample_fields(m, 200_000, 9)
+    e2 = (F.y - bayes_predict(m, F.chi_star, F.z_star))**2
+    bm = mf_bayes_risk(m, n=2**16, seed=10)
+    assert abs(e2.mean() - bm.risk) < 4 * math.hypot(e2.std() / math.sqrt(len(e2)), bm.err)
+
+def test_sink_activation():
+    rng = np.random.default_rng(0); chi = rng.normal(size=(5, 4))
+    assert np.allclose(SinkSoftmax("s0", 0.0).value(chi), softmax.value(chi), atol=1e-15)
+    s = softmax1.value(chi); e = np.exp(chi)
+    assert np.allclose(s, e / (1 + e.sum(-1, keepdims=True)), atol=1e-15)
+    assert np.allclose(sink.value(chi, c=math.log(3.0)), e / (3 + e.sum(-1, keepdims=True)), atol=1e-15)
+    assert np.allclose(sink.sink_weight(chi, c=0.4) + sink.value(chi, c=0.4).sum(-1), 1.0)
+    # Jacobian and d/dc against finite differences
+    h, dchi = 1e-6, rng.normal(size=(5, 4))
+    fd = (sink.value(chi + h * dchi, c=0.4) - sink.value(chi - h * dchi, c=0.4)) / (2 * h)
+    assert np.allclose(sink.jvp(chi, dchi, c=0.4), fd, atol=1e-8)
+    fdc = (sink.value(chi, c=0.4 + h) - sink.value(chi, c=0.4 - h)) / (2 * h)
+    assert np.allclose(sink.dvalue_dc(chi, c=0.4), fdc, atol=1e-8)
+    with pytest.raises(ValueError): SinkSoftmax("x", -1.0)
+    with pytest.raises(ValueError): softmax1.dvalue_dc(chi)
+
+def test_bayes_is_sink_heads():
+    m = MultiFeatureSLR(4, (3.0, 1.0), (0.5, 0.9))
+    F = sample_fields(m, 500, 1)
+    f = mh_predict(sink, np.sqrt(np.array(m.nu))[:, None] * F.chi_star, F.z_star, m.log_sink_star)
+    assert np.allclose(f, bayes_predict(m, F.chi_star, F.z_star), atol=1e-13)
+
+def test_single_head_identity():
+    # H = K = 1: the multi-head risk and gradient are the single-head ones on the same draws
+    d = dy.dyn_draws(SpikedSLR(4, 3.0, noise=0.2), 2048, 1, symmetrise=False, qmc=False)
+    md = MHDraws(d.G, d.y, 1, 1)
+    Wt = dy.reduced_weights(np.array([[0.9, 0.1], [0.2, 0.7]]), np.array([[0.3, 0.05], [0.05, 0.2]]))
+    for act in ("softmax", "linear", "erf"):
+        a, b = dy.risk_grad(Wt, d, act, c=0.3, sigma=True), mh_risk_grad(Wt, md, act, c=0.3, sigma=True)
+        assert abs(a.r - b.r) < 1e-13 and np.abs(a.grad - b.grad).max() < 1e-13 and np.abs(a.Upsilon - b.Upsilon).max() < 1e-12
+    # and against the deterministic (Laplace) single-head population risk
+    r, e = mh_population_risk(MultiFeatureSLR(4, 3.0, noise=0.2), "softmax", [[1.2, 0], [0, 0.8]], [[1.7, 0], [0, 0.9]], n=2**15)
+    ref = population_risk(SpikedSLR(4, 3.0, noise=0.2), "softmax", 1.2, 1.7, 0.8, 0.9).risk
+    assert abs(r - ref) < 4 * e
+
+def test_gradients_finite_differences():
+    m = MultiFeatureSLR(4, (3.0, 1.5), (0.5, 0.7), noise=0.1)
+    d = mh_draws(m, 3, 1000, 2); rng = np.random.default_rng(0)
+    Wt = rng.normal(size=(10, 6)) * 0.5; c = np.array([0.5, 1.0, 2.0]); h = 1e-6
+    for act in ("sink", "softmax1", "erf", "linear", "softmax"):
+        g = mh_risk_grad(Wt, d, act, c); E = rng.normal(size=Wt.shape); ec = rng.normal(size=3)
+        fd = (mh_risk_grad(Wt + h * E, d, act, c).r - mh_risk_grad(Wt - h * E, d, act, c).r) / (2 * h)
+        fdc = (mh_risk_grad(Wt, d, act, c + h * ec).r - mh_risk_grad(Wt, d, act, c - h * ec).r) / (2 * h)
+        assert abs(fd - np.sum(g.grad * E)) < 1e-6 * max(1, abs(fd)) and abs(fdc - g.grad_c @ ec) < 1e-6 * max(1, abs(fdc))
+
+def test_learned_sink_reaches_bayes():
+    b = mf_bayes_risk(SPEC, n=2**16, seed=1)
+    o = mh_optimal_risk(SPEC, "sink", n=2**14, n_eval=2**16, seed=2)
+    s = mh_optimal_risk(SPEC, "softmax", n=2**14, n_eval=2**16, seed=2)
+    assert abs(o.risk - b.risk) < 4 * math.hypot(o.err, b.err)            # the sink is Bayes-optimal
+    assert s.risk - b.risk > 8 * math.hypot(s.err, b.err)                  # plain softmax is not (gap 0.04, s.e. 0.002)
+    assert abs(math.log(o.sink[0] / SPEC.sink_star[0])) < 0.3              # C -> C* (flat direction: 30 % on 2^14 draws)
+    assert abs(o.M[0, 0] - math.sqrt(3.0) * o.M[1, 1]) < 0.3 * o.M[0, 0]   # key scale / value scale -> sqrt(nu)
+
+def test_frame_chain_matches_tokens():
+    # the exact 2K + 2H frame reduction of online SGD against literal D-dimensional tokens (200 seeds each)
+    m = MultiFeatureSLR(4, (4.0, 1.5), noise=0.1)
+    a = mh_online_sgd(m, "softmax", 2, 48, 3.0, n_seeds=200, seed=2, tokens=True, n_out=3)
+    b = mh_online_sgd(m, "softmax", 2, 48, 3.0, n_seeds=200, seed=3, n_out=3)
+    for q in (lambda x: x.M[:, -1, 2, 2] + x.M[:, -1, 3, 2], lambda x: x.Q[:, -1, 0, 0], lambda x: x.M[:, -1, 0, 0] + x.M[:, -1, 1, 0]):
+        (ma, ea), (mb, eb) = [(np.mean(q(x)), np.std(q(x)) / math.sqrt(200)) for x in (a, b)]
+        assert abs(ma - mb) < 4 * math.hypot(ea, eb)
+
+def test_ode_matches_sgd_early():
+    m = MultiFeatureSLR(4, 3.0, 0.5)
+    s = mh_online_sgd(m, "softmax", 1, 1000, 4.0, n_seeds=8, seed=1, n_out=5)
+    o = mh_integrate(m, "softmax", (np.zeros((2, 2)), 0.25 * np.eye(2), 0.0), 4.0, eta=0.5, dt=0.1, n_mc=2**12, n_rep=2, n_out=5)
+    for i, j in ((0, 0), (1, 1)):
+        ms, es = s.mean_err(s.M[..., i, j]); mo, eo = o.mean_err(o.M[..., i, j])
+        assert np.all(np.abs(ms - mo) <= 4 * np.hypot(es, eo) + 0.01)
+
+def test_transverse_and_escape_checks():
+    m = MultiFeatureSLR(4, (4.0, 1.5), noise=0.1)
+    r = transverse_rate(m, "softmax", np.zeros((4, 4)), 0.25 * np.eye(4), eta=0.5, n_mc=2**11)
+    assert np.isfinite(r["lambda_perp"]) and r["lambda_perp"] > 0     # the symmetric start is transversally unstable
+    with pytest.raises(ValueError): transverse_rate(m, "softmax", np.zeros((2, 4)), np.eye(2))
+    with pytest.raises(TypeError): escape_times("x")
+    with pytest.raises(ValueError): reduced_weights_mh(np.zeros((2, 2)), -np.eye(2))
+    with pytest.raises(ValueError, match="D"): mh_online_sgd(m, "softmax", 2, 8, 1.0)
