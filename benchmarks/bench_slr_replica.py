@@ -16,14 +16,38 @@ which stays reachable as `integration="mc", n_rand=1`).
    solver, against the default). `--quick`: 1000 samples, no fixed points.
    Then the softmax prox at L = 5: the former 512-point scan against the L-scaled default (miss rate, CPU cost).
 
+0. `quickstart`: the README's point `replica_erm(SpikedSLR(3, 2.0), "softmax", alpha=5.0, lam=0.1)` with the former
+   implementation (attnstat/slr/replica.py at git HEAD, loaded by `_former.load_former`) and the current one, in the
+   same process: CPU seconds, reported standard error of the test error, the CPU ratio and the ratio of the cost per
+   unit of precision (CPU x s.e.^2), and the load average while measuring.
+
 Sections can be chosen by name: `python benchmarks/bench_slr_replica.py precision curve prox`; `--quick` runs every
 section at toy size (seconds: a smoke test that the benchmark still runs, not a measurement).
 """
-import sys, time, math
+import os, sys, time, math
 import numpy as np
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _bench import ratio, load, QUICK
+from _former import load_former
 from scipy.optimize import minimize
 from attnstat.slr import SpikedSLR
 from attnstat.slr.replica import replica_erm, replica_curve, channel_sample, prox_newton, prox_objective, _fields
+
+def quickstart(quick=False, commit="HEAD"):
+    "The README's replica point, former (git `commit`) against current, in one process (CPU time)."
+    former = load_former("slr.replica", commit)
+    opts = dict(n_mc=2048, max_iter=60) if quick else None
+    out = {}
+    for name, f in (("former", former.replica_erm), ("new", replica_erm)):
+        c0 = time.process_time()
+        r = f(SpikedSLR(3, 2.0), "softmax", alpha=5.0, lam=0.1, options=opts)
+        out[name] = (time.process_time() - c0, r.test_error_se, r)
+        print(f"[0] {name}: test error {r.test_error:.6f} +- {r.test_error_se:.2e}, {r.n_iter} map evaluations, "
+              f"CPU {out[name][0]:.2f} s ({load()})", flush=True)
+    (cf, sf, _), (cn, sn, _) = out["former"], out["new"]
+    ratio("replica point CPU: former / new", cf / cn, f"quickstart point, CPU {cf:.1f} s -> {cn:.1f} s; {load()}")
+    ratio("replica point cost per precision (CPU x se^2): former / new", (cf * sf**2) / (cn * sn**2),
+          f"s.e. {sf:.2e} -> {sn:.2e}")
 
 def precision(seeds=range(8), former_n=20_000, **new):
     m = SpikedSLR(2, 2.0)
@@ -123,8 +147,9 @@ def prox_L5(n_ref=10_000):
     print(f"[3] cost of the L = 5 scan: {out[1] / out[0]:.2f}x the former (CPU)", flush=True)
 
 if __name__ == "__main__":
-    sections = [a for a in sys.argv[1:] if not a.startswith("--")] or ["precision", "curve", "prox"]   # e.g. `precision`
-    quick = "--quick" in sys.argv                                                      # seconds, for a smoke test
+    sections = [a for a in sys.argv[1:] if not a.startswith("--")] or ["quickstart", "precision", "curve", "prox"]
+    quick = QUICK                                                                     # seconds, for a smoke test
+    if "quickstart" in sections: quickstart(quick)
     if "precision" in sections: precision(seeds=range(2), former_n=2048, n_mc=2048, max_iter=40) if quick else precision()
     if "curve" in sections:
         t = curve(n_points=2, n_mc=512, max_iter=40) if quick else curve()

@@ -243,10 +243,8 @@ def _recipes_more(F):
         "integrate": dict(model=model, activation="softmax", t_max=0.5, n_mc=1024, n_rep=2, n_out=3),
         "online_sgd": dict(model=model, activation="softmax", D=8, t_max=0.5, n_seeds=1, n_out=3, chunk=16),
         "gd_simulation": dict(model=model, activation="softmax", D=8, t_max=0.5, alpha=2.0, n_seeds=1, n_out=3),
-        "panel_spec": dict(name="gamma"),
         "attnstat.rmt.Nonlinearity": dict(f0=np.tanh, name="tanh2"),
         "NonlinearityFamily": dict(name="x", build=lambda L: np.tanh),
-        "sim_stats": dict(panel={"attention": rng.random((2, 3, 2)), "ridge": rng.random((2, 3, 2))}),
         "head_family": dict(family="hetero", H=2),
         "multihead_theory": dict(f="tanh", c=0.5, gamma=[0.1, 1.0], mu=mu, W_K=WK, W_Q=WQ),
         "multihead_error": dict(f="tanh", c=0.5, gamma=[0.1, 1.0], mu=mu, W_K=WK, W_Q=WQ),
@@ -271,15 +269,12 @@ def _recipes_more(F):
 # Functions the generator does not call, with the reason (each is exercised by its notebook and test file).
 SKIP = {
     "minilm_path": "no arguments; reads the installed package", "load_minilm": "reads the 90 MB checkpoint",
-    "max_jobs": "no arguments", "run_panel": "writes a book panel (minutes)", "run_sign_maps": "writes a book data set",
-    "simulate_points": "writes a book data set", "run_test_error_points": "writes a book data set",
+    "max_jobs": "no arguments",
     "register_activation": "mutates the global registry", "register_nonlinearity": "mutates the global registry",
     "register_head_mode": "mutates the global registry", "register_readout": "mutates the global registry",
     "register_head_family": "mutates the global registry",
     "run_strong_signal_sims": "writes a book data set (minutes)", "save_table": "writes files", "cached_table": "writes files",
-"load_panel": "reads a book data file", "load_points": "reads a book data file",
-    "load_mh_panel": "reads a book data file", "load_nonsymmetric_check": "reads a book data file",
-    "run_nonsymmetric_check": "writes a book data set", "run_mh_panel": "writes a book panel", "load_table": "reads a table file",
+    "load_mh_panel": "reads a book data file", "run_mh_panel": "writes a book panel", "load_table": "reads a table file",
 }
 DOCUMENTED_NONFINITE = {   # function: fields (or '*' suffixes) where NaN/inf is documented
     "*": ("_se", "_sd", "err", "_err", "log_excess", "replicon", "jump_k", "jump_v"),

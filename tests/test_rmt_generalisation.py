@@ -1,4 +1,5 @@
-"""The fresh-token test error (attnstat.rmt.generalisation) and the scale-invariant comparison (attnstat.rmt.sweeps).
+"""The fresh-token test error (attnstat.rmt.generalisation) and the scale-invariant comparison (attnstat.rmt.sweeps);
+the book's caches of these chapters (attnstat.book.rmt_vs_ridge, attnstat.book.rmt_generalisation) through the store.
 
 Tolerances come from measured standard errors: the cached simulations (data/rmt_*.npz, 30-48 trials, p >= 512)
 sit within 2.9 standard errors of the theory at every point and gamma (measured); we allow 3.5. The live small
@@ -11,10 +12,10 @@ import pytest
 from attnstat.gaussian import mean_stderr
 from attnstat.rmt.theory import attention_error, ridge_error, spiked_rule, _problem, _noise_solution, _ybar
 from attnstat.rmt.generalisation import (attention_test_theory, attention_test_error, ridge_test_error, simulate_test_errors,
-                                         _forms, simulate_test_errors_cv, load_nonsymmetric_check, NONSYM_POINTS,
-                                         NONSYM_GAMMAS)
-from attnstat.rmt.sweeps import (feature_scale, effective_dof, ridge_effective_dof, matched_dof_gamma, compare_attention_ridge,
-                                 load_points)
+                                         _forms, simulate_test_errors_cv)
+from attnstat.rmt.sweeps import feature_scale, effective_dof, ridge_effective_dof, matched_dof_gamma, compare_attention_ridge
+from attnstat.book.rmt_vs_ridge import load_points
+from attnstat.book.rmt_generalisation import load_nonsymmetric_check, NONSYM_POINTS, NONSYM_GAMMAS
 from attnstat.rmt.models import signal_plus_noise, attention_kernel
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -183,3 +184,104 @@ def test_nonsymmetric_points_live_small_p():
             assert np.all(np.abs(m - T) <= 3 * s + 0.03), (k, nm, m, T, s)
         m, _ = e.stats("attention")
         assert np.all(np.abs(m - th[k].error) < np.abs(m - th[1 - k].error)), (k, m, th[k].error, th[1 - k].error)
+
+
+# --- the book's caches through the store (issue 29): keyed by every parameter, concurrent writers, damaged exports ---
+from attnstat.store import CacheError, open_store
+import attnstat.book.rmt_vs_ridge as BV
+import attnstat.book.rmt_generalisation as BG
+
+TINY = dict(point=0, p=8, trials=2, n_test=4)   # n = 16: milliseconds per chunk
+
+def _chunk_direct(point, p, trials, chunk, seed, n_test):
+    "The chunk simulated directly, with the seed rule of the cache (SeedSequence([seed, point, p, chunk]))."
+    pt = NONSYM_POINTS[point]
+    rng = np.random.default_rng(np.random.SeedSequence([seed, point, p, chunk]))
+    return simulate_test_errors_cv(pt["f"], round(p / pt["c"]), p, pt["mu"], pt["w_K"], pt["w_Q"], NONSYM_GAMMAS,
+                                   trials, rng, n_test=n_test)
+
+def test_nonsymmetric_cache_is_keyed_by_every_parameter(tmp_path):
+    "A chunk asked for with another seed, trials or n_test is recomputed, never the stored one returned."
+    path = tmp_path / "ns.npz"
+    a = BG.run_nonsymmetric_check(path, seed=1, **TINY)
+    assert np.array_equal(a["attention"], _chunk_direct(0, 8, 2, 0, 1, 4).attention)
+    b = BG.run_nonsymmetric_check(path, seed=1, **TINY)                         # a hit: the same numbers
+    assert all(np.array_equal(a[k], b[k]) for k in ("attention", "ridge", "attention_train", "ridge_train"))
+    assert len(open_store(tmp_path / "attnstat.sqlite").entries("ns")) == 1
+    for change in ({"seed": 2}, {"trials": 3}, {"n_test": 5}):
+        kw = {**TINY, "seed": 1, **change}
+        c = BG.run_nonsymmetric_check(path, **kw)
+        want = _chunk_direct(kw["point"], kw["p"], kw["trials"], 0, kw["seed"], kw["n_test"])
+        assert np.array_equal(c["attention"], want.attention) and np.array_equal(c["ridge_train"], want.ridge_train)
+        assert len(c["attention"]) == kw["trials"]   # more contexts: the first ones share their seeds, the rest are new
+        if "trials" not in change: assert not np.array_equal(c["attention"], a["attention"]), change
+        d = load_nonsymmetric_check(path)[(0, 8)]                                  # the export: this run's chunk only
+        assert np.array_equal(d["attention"], want.attention) and len(d["chunks"]) == 1, change
+    # the same chunk with more contexts replaces the run's old entry (it shares its seed); other runs are kept
+    BG.run_nonsymmetric_check(path, seed=1, **{**TINY, "trials": 4})
+    runs = [(e["seed"], e["params"]["trials"], e["params"]["n_test"]) for e in open_store(tmp_path / "attnstat.sqlite").entries("ns")]
+    assert sorted(runs) == [(1, 2, 5), (1, 4, 4), (2, 2, 4)], runs
+
+def test_panel_and_points_caches_are_keyed_by_every_parameter(tmp_path, monkeypatch):
+    "run_panel and simulate_points: a hit returns the stored numbers, a changed seed or trials recomputes them."
+    pts = [BV._pt("tanh", None, 16, 8, [1.0, 0.0], [0.0, 0.0], [0.0, 0.0], x=0.0),
+           BV._pt("tanh", None, 16, 24, [1.0, 0.0], [1.0, 0.0], [1.0, 0.0], x=1.0)]
+    monkeypatch.setitem(BV.PANELS, "tiny", lambda: (pts, np.array([0.1, 1.0]), 2))
+    path = tmp_path / "rmt_sim_tiny.npz"
+    a = BV.run_panel("tiny", path=path)
+    from attnstat.core import spawn
+    from attnstat.rmt.models import empirical_errors
+    rng = spawn(2026, 2)[1]
+    want = empirical_errors("tanh", 16, 24, [1.0, 0.0], [1.0, 0.0], [1.0, 0.0], np.array([0.1, 1.0]), 2, rng)
+    assert np.array_equal(a["attention"][1], want.attention) and np.array_equal(a["ridge"][1], want.ridge)
+    d = BV.load_panel(path)
+    assert np.array_equal(d["attention"], a["attention"]) and d["points"] == pts and d["trials"] == 2
+    assert np.array_equal(BV.run_panel("tiny", path=path)["attention"], a["attention"])
+    assert not np.array_equal(BV.run_panel("tiny", path=path, seed=7)["attention"], a["attention"])
+    assert BV.run_panel("tiny", path=path, trials=3)["attention"].shape == (2, 3, 2)
+    assert len(open_store(tmp_path / "attnstat.sqlite").entries("rmt_sim_tiny")) == 6
+    sp = [{**pts[0], "gammas": [0.1, 1.0]}]
+    p1 = BV.simulate_points(sp, tmp_path / "pts.npz", trials=2, seed=3)
+    rng = np.random.default_rng(np.random.SeedSequence(3).spawn(1)[0])
+    assert np.array_equal(p1["attention_0"], empirical_errors("tanh", 16, 8, [1.0, 0.0], [0.0, 0.0], [0.0, 0.0],
+                                                              np.array([0.1, 1.0]), 2, rng).attention)
+    assert np.array_equal(BV.simulate_points(sp, tmp_path / "pts.npz", trials=2, seed=3)["attention_0"], p1["attention_0"])
+    p2 = BV.simulate_points(sp, tmp_path / "pts.npz", trials=2, seed=4)
+    assert not np.array_equal(p2["attention_0"], p1["attention_0"])
+    assert np.array_equal(BV.load_points(tmp_path / "pts.npz")[0]["attention"], p2["attention_0"])
+
+def _add_chunks(path, chunks, barrier):
+    barrier.wait()
+    for c in chunks: BG.run_nonsymmetric_check(path, chunk=c, seed=5, **TINY)
+
+def test_concurrent_chunk_writers_lose_nothing(tmp_path):
+    "Two processes adding chunks to one export at the same time: every chunk is in the store and in the export."
+    import multiprocessing as mp
+    ctx = mp.get_context("fork"); barrier = ctx.Barrier(2); path = tmp_path / "ns.npz"
+    procs = [ctx.Process(target=_add_chunks, args=(path, chunks, barrier)) for chunks in (range(0, 6), range(6, 12))]
+    for p in procs: p.start()
+    for p in procs: p.join(120)
+    assert [p.exitcode for p in procs] == [0, 0]
+    d = load_nonsymmetric_check(path)[(0, 8)]
+    assert sorted(c["chunk"] for c in d["chunks"]) == list(range(12)) and len(d["attention"]) == 24
+    assert len(open_store(tmp_path / "attnstat.sqlite").entries("ns")) == 12
+    for k in (0, 7, 11):   # row by row: each chunk holds its own numbers, nothing mixed
+        i = [c["chunk"] for c in d["chunks"]].index(k)   # the export's order (its keys, sorted as text)
+        assert np.array_equal(d["attention"][2 * i:2 * i + 2], _chunk_direct(0, 8, 2, k, 5, 4).attention)
+
+def test_damaged_export_is_a_cache_error(tmp_path):
+    "A truncated NPZ (what a kill during a plain write leaves) raises CacheError saying how to start afresh."
+    path = tmp_path / "ns.npz"
+    BG.run_nonsymmetric_check(path, seed=1, **TINY)
+    good = path.read_bytes()
+    for cut in (len(good) // 2, 30, 0):
+        path.write_bytes(good[:cut])
+        for load in (load_nonsymmetric_check, BV.load_panel, BV.load_points, BV.read_npz):
+            with pytest.raises(CacheError, match="start afresh") as e: load(path)
+            assert "fresh=True" in str(e.value) and "BadZipFile" not in type(e.value).__name__
+    path.write_bytes(b"\x93NUMPY garbage")
+    with pytest.raises(CacheError, match="start afresh"): BV.read_npz(path)
+    BG.run_nonsymmetric_check(path, seed=1, **TINY)                    # the runner rewrites it from the store
+    assert np.array_equal(load_nonsymmetric_check(path)[(0, 8)]["attention"], _chunk_direct(0, 8, 2, 0, 1, 4).attention)
+    with pytest.raises(FileNotFoundError, match="path"): BV.read_npz(tmp_path / "missing.npz")
+    with pytest.raises(TypeError, match="fresh"): BG.run_nonsymmetric_check(path, seed=1, fresh=1, **TINY)

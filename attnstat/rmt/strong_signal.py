@@ -16,10 +16,9 @@ from .theory import noise_fixed_point, mp_rule, ridge_error
 from .models import empirical_errors
 
 # %% auto #0
-__all__ = ['STRONG_SIGNAL_GAMMAS', 'SignalCoefficients', 'signal_coefficients', 'score_signal',
-           'StrongSignalOptions', 'SignalKernel', 'signal_kernel', 'StrongSignalTheory',
-           'strong_signal_theory', 'strong_signal_error', 'strong_signal_points',
-           'load_strong_signal_sims', 'run_strong_signal_sims']
+__all__ = ['STRONG_SIGNAL_GAMMAS', 'SignalCoefficients', 'signal_coefficients', 'score_signal', 'StrongSignalOptions',
+           'SignalKernel', 'signal_kernel', 'StrongSignalTheory', 'strong_signal_theory', 'strong_signal_error',
+           'strong_signal_points', 'load_strong_signal_sims', 'run_strong_signal_sims']
 
 # %% ../../nbs/03g_rmt_strong_signal.ipynb #c84ab07e
 @dataclass(frozen=True)
@@ -307,7 +306,7 @@ def signal_kernel(f, # activation: a name, a callable or an Activation
     r = int(np.linalg.matrix_rank(V)) if np.abs(V).max() > 0 else 0
     S = 2 * (o.n_g or _N_G[r])**r
     check_memory("options.n_g", 8.0 * 10 * S * S)
-    check_seconds("options.n_g", 2e-9 * S**3)     # two SVDs: ~2 s at 2 * 24^2 nodes
+    check_seconds("options.n_g", 1e-9 * S**3)     # the SVDs: ~1 s at 2 * 24^2 nodes
     om, y, pi, m, M = _nodes(mu, k, q, o.n_g)
     L = om @ M @ om.T / math.sqrt(p)
     A0, A1, NU = _pair_tables(act, L)
@@ -434,7 +433,11 @@ def _ybar_dyson(K, mm, c, p):
     C = np.r_[-rt * K.sv, rt * K.sv, -np.ones(r)]
     base = float((pi * mm[:, 0, 0]).sum())
     if C.size == 0: return base
-    A = np.einsum("s,sk,skl,sl->kl", pi, Qf, mm[:, Qb][:, :, Pb], Pf)
+    A = np.zeros((C.size, C.size))
+    for qb in range(3):                      # block by block: no (S, N, N) array
+        for pb in range(3):
+            iq, ip = Qb == qb, Pb == pb
+            A[np.ix_(iq, ip)] = (Qf[:, iq] * (pi * mm[:, qb, pb])[:, None]).T @ Pf[:, ip]
     bL = (pi * y) @ (mm[:, 0, Pb] * Pf)
     bR = (pi * y) @ (mm[:, Qb, 0] * Qf)
     return base - float((bL * C) @ np.linalg.solve(np.eye(C.size) + A * C[None, :], bR))
@@ -545,6 +548,11 @@ def _closure_path(act, mu, k, q, c, p, grid, o):
 def _vector_path(act, mu, k, q, c, p, grid, o):
     "The same on the vector Dyson equation, with the entrywise a_1(L_ij) and sigma^2(L_ij)."
     K = signal_kernel(act, mu, k, q, p, o)
+    S, kp, N = K.y.size, 1 + 2 * K.slope_sv.size, 2 * K.rank + K.omega.shape[1]
+    check_memory("p", 8.0 * (S * (9 + 6 * kp + 2 * N) + S * S + kp * kp + N * N))
+    solves = grid.size + math.log2(max(10.0, grid.max()) / grid.min())
+    # about 100 map evaluations per solve, each O(S (3 kp)^2 + 4 S^2): the rank grows as p falls
+    check_seconds("p", 1e-7 * solves * S * (kp * kp + 4 * S))
     ys, conv, res, se = _dyson_path(K, c, p, grid, o)
     info = {"a1bar": K.a1bar, "sigma2bar": K.sigma2bar, "diag": -K.diag_mean / math.sqrt(p),
             "rank": K.rank, "slope_rank": int(K.slope_sv.size)}

@@ -9,34 +9,38 @@ from __future__ import annotations
 import math, time, warnings
 from dataclasses import dataclass, field
 import numpy as np
-from ..core import (check_array, check_choice, check_memory, check_real, check_seconds, spawn,
-                           renamed_params, ConvergenceError, ConvergenceWarning, ParameterTypeError)
+from ..core import (ConvergenceError, ConvergenceWarning, ParameterTypeError, as_generator,
+                           caller_stacklevel, check_array, check_int, check_memory, check_real,
+                           check_seconds, renamed_params, spawn)
 from ..gaussian import cov_sqrt
 from .models import SLRModel, SpikedSLR
-from .bayes import (bayes_channel, bayes_prediction, nishimori_sample, _check_model, _real, _int, _seed)
+from .bayes import bayes_channel, bayes_prediction, nishimori_sample, _check_model
 
 # %% auto #0
-__all__ = ['prior_precision', 'AMPResult', 'gamp', 'StateEvolution', 'state_evolution',
-           'AMPSimulation', 'simulate_amp']
+__all__ = ['prior_precision', 'AMPResult', 'gamp', 'StateEvolution', 'state_evolution', 'AMPSimulation', 'simulate_amp']
 
-# %% ../../nbs/02d_slr_amp.ipynb #77d53df8
+# %% ../../nbs/02d_slr_amp.ipynb #amp-overlaps
 def _overlaps(W, Wstar):
     "m = W^T W*/D (rows student k, v; columns teacher k*, v*) and q = W^T W/D."
     D = W.shape[0]
     return W.T @ Wstar / D, W.T @ W / D
 
-def _sym(A): return 0.5 * (A + A.T)
+# %% ../../nbs/02d_slr_amp.ipynb #amp-sym
+def _sym(A):
+    "The symmetric part of A."
+    return 0.5 * (A + A.T)
 
+# %% ../../nbs/02d_slr_amp.ipynb #amp-psd
 def _psd(A):
-    "Symmetric part of A with negative eigenvalues set to 0 (a guard for I + A to stay invertible)."
+    "Symmetric part of A with negative eigenvalues set to 0 (so that I + A stays invertible)."
     w, U = np.linalg.eigh(_sym(A))
     return (U * np.maximum(w, 0.0)) @ U.T, bool(np.any(w < 0))
 
+# %% ../../nbs/02d_slr_amp.ipynb #amp-prior
 def prior_precision(model:SLRModel, # SpikedSLR or MaxSLR
                     alpha:float, # sample ratio N/D
                    ) -> np.ndarray:
-    """Extra precision on (k, v) from the likelihood's normalisation: diag(alpha nu, 0) (spiked), 0
-    (max).
+    """Extra precision on (k, v) from the likelihood's normalisation: diag(alpha nu, 0) or 0 (max).
 
     Parameters
     ----------
@@ -46,8 +50,10 @@ def prior_precision(model:SLRModel, # SpikedSLR or MaxSLR
         sample ratio N/D
     """
     _check_model(model); alpha = check_real("alpha", alpha, lo=0.0)
-    return np.diag([alpha * model.nu, 0.0]) if isinstance(model, SpikedSLR) else np.zeros((2, 2))
+    if isinstance(model, SpikedSLR): return np.diag([alpha * model.nu, 0.0])
+    return np.zeros((2, 2))
 
+# %% ../../nbs/02d_slr_amp.ipynb #amp-result
 @dataclass
 class AMPResult:
     """GAMP estimates, per-iteration overlaps and convergence diagnostics.
@@ -59,7 +65,7 @@ class AMPResult:
     Sigma : np.ndarray
         (2, 2) posterior covariance per coordinate
     m : np.ndarray
-        (n_iter + 1, 2, 2) overlaps W^T W*/D along the iterations (index 0: the start)
+        (n_iter + 1, 2, 2) overlaps W^T W*/D along the iterations (0: the start)
     q : np.ndarray
         (n_iter + 1, 2, 2) self-overlaps W^T W/D
     delta : np.ndarray
@@ -75,7 +81,7 @@ class AMPResult:
     """
     W: np.ndarray # (D, 2) posterior-mean estimates, columns (k, v)
     Sigma: np.ndarray # (2, 2) posterior covariance per coordinate
-    m: np.ndarray # (n_iter + 1, 2, 2) overlaps W^T W*/D along the iterations (index 0: the start)
+    m: np.ndarray # (n_iter + 1, 2, 2) overlaps W^T W*/D along the iterations (0: the start)
     q: np.ndarray # (n_iter + 1, 2, 2) self-overlaps W^T W/D
     delta: np.ndarray # (n_iter,) mean squared change of W per coordinate under the UNDAMPED map
     converged: bool # delta fell below tol (a damped step's own change is not the test)
@@ -86,30 +92,26 @@ class AMPResult:
     @property
     def overlaps(self) -> dict:
         "Per-iteration diagonal overlaps m_k, m_v, q_k, q_v (arrays)."
-        return dict(m_k=self.m[:, 0, 0], m_v=self.m[:, 1, 1], q_k=self.q[:, 0, 0], q_v=self.q[:, 1, 1])
+        m, q = self.m, self.q
+        return {"m_k": m[:, 0, 0], "m_v": m[:, 1, 1], "q_k": q[:, 0, 0], "q_v": q[:, 1, 1]}
 
 # %% ../../nbs/02d_slr_amp.ipynb #amp-stacklevel
-def _user_stacklevel() -> int:
-    "The stacklevel of the first frame outside attnstat, for warnings about the caller's call."
-    import sys
-    level, f = 1, sys._getframe(1)
-    while f is not None and f.f_globals.get("__name__", "").startswith(("attnstat.", "functools")):
-        level += 1; f = f.f_back
-    return level
-
 def _finite_model(model):
-    "A model altered after its construction (nu or noise not a valid number) is refused, naming `model`."
+    "A model altered after its construction (nu or noise not a valid number) is refused."
     check_real("model.nu", model.nu, lo=0.0, allow_inf=not isinstance(model, SpikedSLR))
     check_real("model.noise", model.noise, lo=0.0)
     return model
 
+# %% ../../nbs/02d_slr_amp.ipynb #amp-mat2
 def _mat2(name, x):
     "A finite 2x2 matrix, or a pair (its diagonal)."
     a = check_array(name, x)
     if a.shape == (2,): a = np.diag(a)
-    if a.shape != (2, 2): raise ValueError(f"{name} must be a finite 2x2 matrix or a pair, got shape {a.shape}")
+    if a.shape != (2, 2):
+        raise ValueError(f"{name} must be a finite 2x2 matrix or a pair, got shape {a.shape}")
     return a
 
+# %% ../../nbs/02d_slr_amp.ipynb #amp-flag
 def _flag(name, value):
     "Check a boolean argument (numpy bools too)."
     if not isinstance(value, (bool, np.bool_)):
@@ -119,10 +121,12 @@ def _flag(name, value):
 # %% ../../nbs/02d_slr_amp.ipynb #gamp-inputs
 def _gamp_inputs(X, y, mask, W0, Sigma0, W_star, xi):
     "Check the data and starts of `gamp`; return them as arrays (X keeps its dtype)."
-    if isinstance(X, (str, bytes)) or not hasattr(X, "__array__") and not isinstance(X, (list, tuple)):
-        raise ParameterTypeError(f"X must be an (N, L, D) array of real numbers, got {type(X).__name__}")
+    if isinstance(X, (str, bytes)) or not (hasattr(X, "__array__") or isinstance(X, (list, tuple))):
+        raise ParameterTypeError(f"X must be an (N, L, D) array of real numbers, "
+                                 f"got {type(X).__name__}")
     X = np.asarray(X)
-    if X.dtype.kind not in "biuf": raise ParameterTypeError(f"X must hold real numbers, got dtype {X.dtype}")
+    if X.dtype.kind not in "biuf":
+        raise ParameterTypeError(f"X must hold real numbers, got dtype {X.dtype}")
     if X.ndim != 3 or min(X.shape) < 1 or X.shape[2] < 2:
         raise ValueError(f"X must have shape (N, L, D) with D >= 2, got {X.shape}")
     if not np.all(np.isfinite(X)): raise ValueError("X must contain only finite numbers")
@@ -131,27 +135,59 @@ def _gamp_inputs(X, y, mask, W0, Sigma0, W_star, xi):
     y = check_array("y", y, ndim=1)
     if y.shape != (N,): raise ValueError(f"y must have shape ({N},){fromX}, got {y.shape}")
     mask = check_array("mask", mask, ndim=2)
-    if mask.shape != (N, L): raise ValueError(f"mask must have shape ({N}, {L}){fromX}, got {mask.shape}")
+    if mask.shape != (N, L):
+        raise ValueError(f"mask must have shape ({N}, {L}){fromX}, got {mask.shape}")
     W0 = check_array("W0", W0, ndim=2)
     if W0.shape != (D, 2): raise ValueError(f"W0 must have shape ({D}, 2){fromX}, got {W0.shape}")
     W_star = np.zeros((D, 2)) if W_star is None else check_array("W_star", W_star, shape=(D, 2))
-    Sigma0 = np.eye(2) - _sym(W0.T @ W0) / D if Sigma0 is None else check_array("Sigma0", Sigma0, shape=(2, 2))
+    if Sigma0 is None: Sigma0 = np.eye(2) - _sym(W0.T @ W0) / D
+    else: Sigma0 = check_array("Sigma0", Sigma0, shape=(2, 2))
     if xi is not None:
         xi = check_array("xi", xi, ndim=2)
-        if xi.shape[1] != L or len(xi) < 1: raise ValueError(f"xi must have shape (m, {L}), got {xi.shape}")
+        if xi.shape[1] != L or len(xi) < 1:
+            raise ValueError(f"xi must have shape (m, {L}), got {xi.shape}")
     return X, y, mask.astype(bool), W0, Sigma0, W_star, xi
 
 # %% ../../nbs/02d_slr_amp.ipynb #gamp-map
 def _gamp_map(model, A2, y, mask, W, Sigma, g_old, n_gh, xi):
-    "The channel half of one GAMP step at (W, Sigma, g_old): g (N, L, 2), A (2, 2), the new Sigma, clipped."
+    "The channel half of one GAMP step at (W, Sigma, g_old): g (N, L, 2), A, new Sigma, clipped."
     (N, L), D = mask.shape, W.shape[0]
     V = _sym(Sigma)
-    Om = (A2 @ W).reshape(N, L, 2) / math.sqrt(D) - g_old @ V          # fields with the Onsager term
-    c = bayes_channel(model, y, Om[..., 0], Om[..., 1], max(V[0, 0], 1e-13), max(V[1, 1], 1e-13), mask,
-                      hessian=True, n_gh=n_gh, xi=xi)
-    A = _sym(-c.dg.sum((0, 1)) / D)                                     # A = -(1/D) sum_{mu,l} dg_{mu l}
+    Om = (A2 @ W).reshape(N, L, 2) / math.sqrt(D) - g_old @ V      # fields with the Onsager term
+    c = bayes_channel(model, y, Om[..., 0], Om[..., 1], max(V[0, 0], 1e-13), max(V[1, 1], 1e-13),
+                      mask, hessian=True, n_gh=n_gh, xi=xi)
+    A = _sym(-c.dg.sum((0, 1)) / D)                               # A = -(1/D) sum_{mu,l} dg_{mu l}
     Atot, neg = _psd(A + prior_precision(model, N / D))
     return c.g, A, np.linalg.inv(np.eye(2) + Atot), neg
+
+# %% ../../nbs/02d_slr_amp.ipynb #gamp-iterate
+def _gamp_iterate(model, X, y, mask, W, Sigma, Wst, max_iter, tol, damping, n_gh, xi) -> AMPResult:
+    "`gamp` after its checks: iterate until the undamped map moves W by less than tol."
+    N, L, D = X.shape
+    A2, sq = X.reshape(N * L, D), math.sqrt(D)
+    g_old = np.zeros((N, L, 2))
+    ms, qs = zip(_overlaps(W, Wst)); ms, qs = list(ms), list(qs)
+    deltas, clipped, conv, t0 = [], 0, False, time.perf_counter()
+    for it in range(1, max_iter + 1):
+        g_u, A, S_u, neg = _gamp_map(model, A2, y, mask, W, Sigma, g_old, n_gh, xi)
+        clipped += neg
+        dg = 0.0 if it == 1 else damping                               # g is not damped at first
+        g = g_u if dg == 0 else (1 - dg) * g_u + dg * g_old
+        G = np.concatenate([g, g_u], -1) if dg else g                      # damped and undamped g
+        P = (A2.T @ G.reshape(N * L, -1)) / sq
+        W_u = (P[:, -2:] + W @ A) @ S_u                                    # the undamped map's W
+        W_new, S_new = (P[:, :2] + W @ A) @ S_u, S_u
+        if damping:
+            W_new = (1 - damping) * W_new + damping * W
+            S_new = (1 - damping) * S_new + damping * Sigma
+        delta = float(np.mean((W_u - W)**2))                               # undamped residual
+        W, Sigma, g_old = W_new, S_new, g
+        m, q = _overlaps(W, Wst); ms.append(m); qs.append(q); deltas.append(delta)
+        if not np.all(np.isfinite(W)):
+            raise ConvergenceError(f"GAMP diverged at iteration {it}", n_iter=it)
+        if delta < tol: conv = True; break
+    return AMPResult(W, Sigma, np.array(ms), np.array(qs), np.array(deltas), conv, it,
+                     time.perf_counter() - t0, clipped)
 
 # %% ../../nbs/02d_slr_amp.ipynb #b7c5d6bd
 def gamp(model:SLRModel, # SpikedSLR or MaxSLR (the channel)
@@ -168,7 +204,7 @@ def gamp(model:SLRModel, # SpikedSLR or MaxSLR (the channel)
          xi:np.ndarray|None=None, # inner draws (max-SLR at finite nu)
         ) -> AMPResult:
     """Bayes-optimal GAMP with 2x2 variances: output step on each sample's L x 2 fields, Gaussian
-    prior denoiser.
+    prior.
 
     Parameters
     ----------
@@ -198,42 +234,25 @@ def gamp(model:SLRModel, # SpikedSLR or MaxSLR (the channel)
         inner draws (max-SLR at finite nu)
     """
     _check_model(model)
-    max_iter = _int("max_iter", max_iter, lo=1); n_gh = _int("n_gh", n_gh, lo=1, hi=200)
-    tol = _real("tol", tol, lo=0.0); damping = _real("damping", damping, lo=0.0, hi=1.0, hi_open=True)
+    max_iter = check_int("max_iter", max_iter, lo=1); n_gh = check_int("n_gh", n_gh, lo=1, hi=200)
+    tol = check_real("tol", tol, lo=0.0)
+    damping = check_real("damping", damping, lo=0.0, hi=1.0, hi_open=True)
     X, y, mask, W, Sigma, Wst, xi = _gamp_inputs(X, y, mask, W0, Sigma0, W_star, xi)
     N, L, D = X.shape
     # an upper bound: the loop stops at convergence
     check_seconds("max_iter, n_gh", max_iter * (1e-4 + 2e-8 * N * L * (D + 4 * n_gh)))
-    A2, sq = X.reshape(N * L, D), math.sqrt(D)
-    g_old = np.zeros((N, L, 2))
-    ms, qs = zip(_overlaps(W, Wst)); ms, qs = list(ms), list(qs)
-    deltas, clipped, conv, t0 = [], 0, False, time.perf_counter()
-    for it in range(1, max_iter + 1):
-        g_u, A, S_u, neg = _gamp_map(model, A2, y, mask, W, Sigma, g_old, n_gh, xi)
-        clipped += neg
-        dg = 0.0 if it == 1 else damping                                   # g is not damped at the start
-        g = g_u if dg == 0 else (1 - dg) * g_u + dg * g_old
-        G = np.concatenate([g, g_u], -1) if dg else g                      # damped and undamped g: one pass
-        P = (A2.T @ G.reshape(N * L, -1)) / sq
-        W_u = (P[:, -2:] + W @ A) @ S_u                                    # the undamped map's W
-        W_new, S_new = (P[:, :2] + W @ A) @ S_u, S_u
-        if damping: W_new, S_new = (1 - damping) * W_new + damping * W, (1 - damping) * S_new + damping * Sigma
-        delta = float(np.mean((W_u - W)**2))                               # residual of the undamped map
-        W, Sigma, g_old = W_new, S_new, g
-        m, q = _overlaps(W, Wst); ms.append(m); qs.append(q); deltas.append(delta)
-        if not np.all(np.isfinite(W)): raise ConvergenceError(f"GAMP diverged at iteration {it}", n_iter=it)
-        if delta < tol: conv = True; break
-    if not conv:
-        warnings.warn(f"GAMP did not converge in {max_iter} iterations (last undamped change {delta:.3g}, "
-                      f"tol {tol:g}, damping {damping:g})", ConvergenceWarning, stacklevel=_user_stacklevel())
-    return AMPResult(W, Sigma, np.array(ms), np.array(qs), np.array(deltas), conv, it,
-                     time.perf_counter() - t0, clipped)
+    res = _gamp_iterate(model, X, y, mask, W, Sigma, Wst, max_iter, tol, damping, n_gh, xi)
+    if not res.converged:
+        warnings.warn(f"GAMP did not converge in {max_iter} iterations (last undamped change "
+                      f"{res.delta[-1]:.3g}, tol {tol:g}, damping {damping:g})", ConvergenceWarning,
+                      stacklevel=caller_stacklevel())
+    return res
 
 # %% ../../nbs/02d_slr_amp.ipynb #d7c86ceb
 @dataclass
 class StateEvolution:
-    """State evolution of GAMP: per-iteration overlaps m, q, the variance Sigma and the predicted
-    test error.
+    """State evolution of GAMP: per-iteration overlaps m, q, variance Sigma and predicted test
+    error.
 
     Parameters
     ----------
@@ -246,7 +265,7 @@ class StateEvolution:
     Sigma : np.ndarray
         (n_iter + 1, 2, 2)
     error : np.ndarray
-        (n_iter + 1,) test error of the Bayes prediction at each iterate (includes Delta^2)
+        (n_iter + 1,) test error of the Bayes prediction at each iterate
     n_mc : int
         Monte Carlo samples per iteration
     mc_seed : object
@@ -256,26 +275,48 @@ class StateEvolution:
     m: np.ndarray # (n_iter + 1, 2, 2)
     q: np.ndarray # (n_iter + 1, 2, 2)
     Sigma: np.ndarray # (n_iter + 1, 2, 2)
-    error: np.ndarray # (n_iter + 1,) test error of the Bayes prediction at each iterate (includes Delta^2)
+    error: np.ndarray # (n_iter + 1,) test error of the Bayes prediction at each iterate
+                      # (includes Delta^2)
     n_mc: int # Monte Carlo samples per iteration
     mc_seed: object # seed of the Monte Carlo samples
 
     @property
     def overlaps(self) -> dict:
         "Per-iteration diagonal overlaps m_k, m_v, q_k, q_v (arrays)."
-        return dict(m_k=self.m[:, 0, 0], m_v=self.m[:, 1, 1], q_k=self.q[:, 0, 0], q_v=self.q[:, 1, 1])
+        m, q = self.m, self.q
+        return {"m_k": m[:, 0, 0], "m_v": m[:, 1, 1], "q_k": q[:, 0, 0], "q_v": q[:, 1, 1]}
 
-def _se_error(model, m, q, Sigma, T, n_gh):
-    "Test error of the Bayes prediction when the test fields are omega = m h* + (q - m m^T)^(1/2) xi."
-    Om = _se_fields(m, q, T)
-    yhat = bayes_prediction(model, Om[..., 0], Om[..., 1], max(Sigma[0, 0], 1e-13), T.P.mask, n_gh, T.xi)
-    return float(np.mean((T.P.y - yhat)**2))
-
+# %% ../../nbs/02d_slr_amp.ipynb #se-fields
 def _se_fields(m, q, S):
+    "Fields omega = m h* + (q - m m^T)^(1/2) xi of the Monte Carlo sample S."
     H = np.stack([S.P.chi_star, S.P.z_star], -1)
     C, _ = _psd(q - m @ m.T)
     return (H @ m.T + S.G @ cov_sqrt(C).T) * S.P.mask[..., None]
 
+# %% ../../nbs/02d_slr_amp.ipynb #se-error
+def _se_error(model, m, q, Sigma, T, n_gh):
+    "Test error of the Bayes prediction when the test fields are the state evolution's."
+    Om = _se_fields(m, q, T)
+    yhat = bayes_prediction(model, Om[..., 0], Om[..., 1], max(Sigma[0, 0], 1e-13), T.P.mask, n_gh,
+                            T.xi)
+    return float(np.mean((T.P.y - yhat)**2))
+
+# %% ../../nbs/02d_slr_amp.ipynb #se-step
+def _se_step(model, alpha, m, q, Sigma, S, n_mc, n_gh, symmetric) -> tuple:
+    "One iteration of the state evolution on the sample S of n_mc sequences: the new (m, q, Sigma)."
+    H = np.stack([S.P.chi_star, S.P.z_star], -1)
+    Om = _se_fields(m, q, S)
+    c = bayes_channel(model, S.P.y, Om[..., 0], Om[..., 1], max(Sigma[0, 0], 1e-13),
+                      max(Sigma[1, 1], 1e-13), S.P.mask, hessian=True, n_gh=n_gh, xi=S.xi)
+    qhat = alpha * np.einsum("nla,nlb->ab", c.g, c.g) / n_mc
+    A = _sym(-alpha * c.dg.sum((0, 1)) / n_mc)                                # channel (Onsager)
+    gh = alpha * np.einsum("nla,nlb->ab", c.g, H) / n_mc
+    if symmetric: qhat, A, gh = np.diag(np.diag(qhat)), np.diag(np.diag(A)), np.diag(np.diag(gh))
+    mhat = gh + A @ m
+    Sigma = np.linalg.inv(np.eye(2) + _psd(A + prior_precision(model, alpha))[0])
+    return Sigma @ mhat, _sym(Sigma @ (mhat @ mhat.T + _sym(qhat)) @ Sigma), Sigma
+
+# %% ../../nbs/02d_slr_amp.ipynb #se-run
 @renamed_params(mc_seed="seed")
 def state_evolution(model:SLRModel, # SpikedSLR or MaxSLR
                     alpha:float, # sample ratio N/D
@@ -288,7 +329,8 @@ def state_evolution(model:SLRModel, # SpikedSLR or MaxSLR
                     seed=0, # seed (`mc_seed`: deprecated alias)
                     n_gh:int=16, # Gauss-Hermite nodes (max-SLR at nu = inf)
                     n_inner:int=256, # inner draws (max-SLR at finite nu)
-                    symmetric:bool=True, # drop the Monte Carlo noise in the off-diagonal averages (zero by the v -> -v symmetry)
+                    symmetric:bool=True, # drop the Monte Carlo noise in the off-diagonal averages
+                                         # (zero by the v -> -v symmetry)
                    ) -> StateEvolution:
     """Iterate the state evolution of undamped GAMP from any initial overlaps (Nishimori or not).
 
@@ -315,104 +357,141 @@ def state_evolution(model:SLRModel, # SpikedSLR or MaxSLR
     n_inner : int, default 256
         inner draws (max-SLR at finite nu)
     symmetric : bool, default True
-        drop the Monte Carlo noise in the off-diagonal averages (zero by the v -> -v symmetry)
+        drop the Monte Carlo noise in the off-diagonal averages
     """
-    _check_model(model); _finite_model(model); alpha = _real("alpha", alpha, lo=0.0, hi=1e6, lo_open=True)
-    n_iter = _int("n_iter", n_iter, lo=0); n_mc = _int("n_mc", n_mc, lo=100); _seed("seed", seed)
-    # run-time estimate: ~0.5 s per iteration at n_mc = 20000, L = 3, n_inner = 256 (measured, one core)
-    n_inner = _int("n_inner", n_inner, lo=1, hi=10**6); n_gh = _int("n_gh", n_gh, lo=1, hi=200)
+    _check_model(model); _finite_model(model)
+    alpha = check_real("alpha", alpha, lo=0.0, hi=1e6, lo_open=True)
+    n_iter = check_int("n_iter", n_iter, lo=0); n_mc = check_int("n_mc", n_mc, lo=100)
+    as_generator(seed, "seed")
+    n_inner = check_int("n_inner", n_inner, lo=1, hi=10**6)
+    n_gh = check_int("n_gh", n_gh, lo=1, hi=200)
     _flag("symmetric", symmetric)
-    check_seconds("n_iter * n_mc * n_inner", 1e-5 * (n_iter + 1) * n_mc * model.L_max * max(n_inner, 16) / 256)
-    check_memory("n_mc * n_inner", 8.0 * 2 * n_mc * n_inner * model.L_max)
+    # run-time estimate: ~0.5 s per iteration at n_mc = 20000, L = 3, n_inner = 256 (measured, one
+    # core)
+    L = model.L_max
+    check_seconds("n_iter * n_mc * n_inner",
+                  1e-5 * (n_iter + 1) * n_mc * L * max(n_inner, 16) / 256)
+    check_memory("n_mc * n_inner", 8.0 * 2 * n_mc * n_inner * L)
     m, q = _mat2("m0", m0), _mat2("q0", q0)
     Sigma = np.eye(2) - q if Sigma0 is None else _mat2("Sigma0", Sigma0)
     gS, gT = spawn(seed, 2)
-    S = nishimori_sample(model, n_mc, gS, n_inner); T = nishimori_sample(model, n_mc, gT, n_inner); T.xi = S.xi
-    H = np.stack([S.P.chi_star, S.P.z_star], -1)
+    S = nishimori_sample(model, n_mc, gS, n_inner); T = nishimori_sample(model, n_mc, gT, n_inner)
+    T.xi = S.xi
     ms, qs, Ss, es = [m], [q], [Sigma], [_se_error(model, m, q, Sigma, T, n_gh)]
     for _ in range(n_iter):
-        Om = _se_fields(m, q, S)
-        c = bayes_channel(model, S.P.y, Om[..., 0], Om[..., 1], max(Sigma[0, 0], 1e-13), max(Sigma[1, 1], 1e-13),
-                          S.P.mask, hessian=True, n_gh=n_gh, xi=S.xi)
-        qhat = alpha * np.einsum("nla,nlb->ab", c.g, c.g) / n_mc
-        A = _sym(-alpha * c.dg.sum((0, 1)) / n_mc)                                # channel part (Onsager)
-        gh = alpha * np.einsum("nla,nlb->ab", c.g, H) / n_mc
-        if symmetric: qhat, A, gh = np.diag(np.diag(qhat)), np.diag(np.diag(A)), np.diag(np.diag(gh))
-        mhat = gh + A @ m
-        Sigma = np.linalg.inv(np.eye(2) + _psd(A + prior_precision(model, alpha))[0])
-        m, q = Sigma @ mhat, _sym(Sigma @ (mhat @ mhat.T + _sym(qhat)) @ Sigma)
-        ms.append(m); qs.append(q); Ss.append(Sigma); es.append(_se_error(model, m, q, Sigma, T, n_gh))
+        m, q, Sigma = _se_step(model, alpha, m, q, Sigma, S, n_mc, n_gh, symmetric)
+        ms.append(m); qs.append(q); Ss.append(Sigma)
+        es.append(_se_error(model, m, q, Sigma, T, n_gh))
     return StateEvolution(alpha, np.array(ms), np.array(qs), np.array(Ss), np.array(es), n_mc, seed)
 
 # %% ../../nbs/02d_slr_amp.ipynb #83039b2d
 @dataclass
 class AMPSimulation:
-    """GAMP run on one synthetic data set: test error of the Bayes estimator on fresh data,
-    overlaps, diagnostics.
+    """GAMP run on one synthetic data set: the Bayes estimator's test error, overlaps, diagnostics.
 
     Parameters
     ----------
     model : SLRModel
         data model
     alpha : float
-        sizes and seed
+        sample ratio N/D
     D : int
-        sizes and seed
+        dimension
     N : int
-        sizes and seed
+        training sequences
     seed : int
-        sizes and seed
+        seed of the teacher, data, start and test set
     test_error : float
-        mean squared error of the posterior-mean prediction on fresh test sequences (includes
-        Delta^2)
+        mean squared error of the posterior-mean prediction on fresh test
     test_error_se : float
         its standard error over the test set
     excess : float
         test_error - Delta^2
     m_k : float
-        final overlaps
+        final overlap k.k*/D
     m_v : float
-        final overlaps
+        final overlap v.v*/D
     q_k : float
-        final overlaps
+        final self-overlap k.k/D
     q_v : float
-        final overlaps
+        final self-overlap v.v/D
     m_kv : float
-        cross overlaps (O(D^-1/2))
+        cross overlap k.v*/D (O(D^-1/2))
     m_vk : float
-        cross overlaps (O(D^-1/2))
+        cross overlap v.k*/D (O(D^-1/2))
     q_kv : float
-        cross overlaps (O(D^-1/2))
+        cross self-overlap k.v/D (O(D^-1/2))
     n_iter : int
-        GAMP iterations, stopping test, wall time of the iterations
+        GAMP iterations
     converged : bool
-        GAMP iterations, stopping test, wall time of the iterations
+        the stopping test was met
     seconds : float
-        GAMP iterations, stopping test, wall time of the iterations
+        wall time of the iterations
     n_test : int
         test sequences
     damping : float
         weight on the old iterate used
     result : AMPResult, default field(repr=False, default=None)
-        the full GAMP result (per-iteration overlaps)
+        the full GAMP result (per iteration)
     """
     model: SLRModel # data model
-    alpha: float; D: int; N: int; seed: int # sizes and seed
-    test_error: float # mean squared error of the posterior-mean prediction on fresh test sequences (includes Delta^2)
+    alpha: float # sample ratio N/D
+    D: int # dimension
+    N: int # training sequences
+    seed: int # seed of the teacher, data, start and test set
+    test_error: float # mean squared error of the posterior-mean prediction on fresh test
+                      # sequences (includes Delta^2)
     test_error_se: float # its standard error over the test set
     excess: float # test_error - Delta^2
-    m_k: float; m_v: float; q_k: float; q_v: float # final overlaps
-    m_kv: float; m_vk: float; q_kv: float # cross overlaps (O(D^-1/2))
-    n_iter: int; converged: bool; seconds: float # GAMP iterations, stopping test, wall time of the iterations
+    m_k: float # final overlap k.k*/D
+    m_v: float # final overlap v.v*/D
+    q_k: float # final self-overlap k.k/D
+    q_v: float # final self-overlap v.v/D
+    m_kv: float # cross overlap k.v*/D (O(D^-1/2))
+    m_vk: float # cross overlap v.k*/D (O(D^-1/2))
+    q_kv: float # cross self-overlap k.v/D (O(D^-1/2))
+    n_iter: int # GAMP iterations
+    converged: bool # the stopping test was met
+    seconds: float # wall time of the iterations
     n_test: int # test sequences
     damping: float # weight on the old iterate used
-    result: AMPResult = field(repr=False, default=None) # the full GAMP result (per-iteration overlaps)
+    result: AMPResult = field(repr=False, default=None) # the full GAMP result (per iteration)
 
     def as_dict(self) -> dict:
         "A flat row (without the per-iteration arrays)."
         d = {k: v for k, v in self.__dict__.items() if k not in ("result", "model")}
         return dict(model=repr(self.model), **d)
 
+# %% ../../nbs/02d_slr_amp.ipynb #amp-test-errors
+def _amp_test_errors(model, W, Sigma, Wst, n_test, g_test, n_gh, xi, dtype) -> np.ndarray:
+    "Squared errors (n_test,) of the posterior-mean prediction at (W, Sigma) on fresh sequences."
+    D = W.shape[0]
+    b = max(1, min(n_test, int(2**22 // (model.L_max * D))))
+    err = []
+    for a, gb in zip(range(0, n_test, b), spawn(g_test, -(-n_test // b))):
+        te = model.sample(min(b, n_test - a), D, gb, k_star=Wst[:, 0], v_star=Wst[:, 1],
+                          dtype=dtype)
+        Om = te.X @ W / math.sqrt(D)
+        yhat = bayes_prediction(model, Om[..., 0], Om[..., 1], max(Sigma[0, 0], 1e-13), te.mask,
+                                n_gh, xi)
+        err.append((te.y - yhat)**2)
+    return np.concatenate(err)
+
+# %% ../../nbs/02d_slr_amp.ipynb #amp-sim-checks
+def _amp_sizes(model, alpha, D, n_test, n_gh, n_inner, dtype) -> int:
+    "N = round(alpha D) after checking that the data, the test set and the draws fit."
+    if not (isinstance(dtype, type) and dtype in (np.float64, np.float32)):
+        raise ParameterTypeError(f"dtype must be numpy.float64 or numpy.float32, got {dtype!r:.60}")
+    # run-time estimate: 8 s at n_test = 50000, L = 3 (measured, one core)
+    check_seconds("n_test", 6e-5 * n_test * model.L_max)
+    N = max(round(alpha * D), 1)
+    check_memory("alpha * D * D * L (and n_gh)",
+                 2.2 * N * model.L_max * D * np.dtype(dtype).itemsize
+                 + 64.0 * N * model.L_max**2 * n_gh)
+    check_memory("n_inner", 8.0 * 4 * n_inner * model.L_max * max(N, min(n_test, 4096)))
+    return N
+
+# %% ../../nbs/02d_slr_amp.ipynb #amp-simulate
 def simulate_amp(model:SLRModel, # SpikedSLR or MaxSLR
                  alpha:float, # sample ratio N/D > 0
                  D:int, # dimension
@@ -421,14 +500,14 @@ def simulate_amp(model:SLRModel, # SpikedSLR or MaxSLR
                  init_scale:float=0.1, # random start: entries N(0, init_scale^2)
                  max_iter:int=100, # GAMP iterations
                  tol:float=1e-9, # stopping test on the mean squared change of W
-                 damping:float|None=None, # weight on the old iterate; None: 0.5 in spiked-SLR (non-centred tokens), 0 in max-SLR
+                 damping:float|None=None, # weight on the old iterate; None: 0.5 in spiked-SLR
+                                          # (non-centred tokens), 0 in max-SLR
                  n_test:int=5000, # fresh test sequences
                  n_gh:int=16, # Gauss-Hermite nodes (max-SLR at nu = inf)
                  n_inner:int=256, # inner draws (max-SLR at finite nu)
                  dtype=np.float64, # storage of the tokens (float64 or float32)
                 ) -> AMPSimulation:
-    """Draw data, run GAMP from a random start, and measure the Bayes estimator's test error on a
-    fresh test set.
+    """Draw data, run GAMP from a random start, and measure the Bayes estimator's test error.
 
     Parameters
     ----------
@@ -457,40 +536,27 @@ def simulate_amp(model:SLRModel, # SpikedSLR or MaxSLR
     dtype : default np.float64
         storage of the tokens (float64 or float32)
     """
-    _check_model(model); _finite_model(model); alpha = _real("alpha", alpha, lo=0.0, lo_open=True)
-    D = _int("D", D, lo=2); _seed("seed", seed)
-    init_scale = _real("init_scale", init_scale, lo=0.0, hi=1.0, hi_open=True)
-    max_iter = _int("max_iter", max_iter, lo=1); tol = _real("tol", tol, lo=0.0)
-    if damping is None: damping = 0.5 if isinstance(model, SpikedSLR) else 0.0     # non-centred tokens in spiked
-    damping = _real("damping", damping, lo=0.0, hi=1.0, hi_open=True)
-    n_test = _int("n_test", n_test, lo=2); n_gh = _int("n_gh", n_gh, lo=1, hi=200)
-    n_inner = _int("n_inner", n_inner, lo=1, hi=10**6)
-    if not (isinstance(dtype, type) and dtype in (np.float64, np.float32)):
-        raise ParameterTypeError(f"dtype must be numpy.float64 or numpy.float32, got {dtype!r:.60}")
-    # run-time estimate: 8 s at n_test = 50000, L = 3 (measured, one core)
-    check_seconds("n_test", 6e-5 * n_test * model.L_max)
-    N = max(int(round(alpha * D)), 1)
-    check_memory("alpha * D * D * L (and n_gh)",
-                 2.2 * N * model.L_max * D * np.dtype(dtype).itemsize + 64.0 * N * model.L_max**2 * n_gh)
-    check_memory("n_inner", 8.0 * 4 * n_inner * model.L_max * max(N, min(n_test, 4096)))
+    _check_model(model); _finite_model(model)
+    alpha = check_real("alpha", alpha, lo=0.0, lo_open=True)
+    D = check_int("D", D, lo=2); as_generator(seed, "seed")
+    init_scale = check_real("init_scale", init_scale, lo=0.0, hi=1.0, hi_open=True)
+    max_iter = check_int("max_iter", max_iter, lo=1); tol = check_real("tol", tol, lo=0.0)
+    if damping is None: damping = 0.5 if isinstance(model, SpikedSLR) else 0.0   # non-centred
+    damping = check_real("damping", damping, lo=0.0, hi=1.0, hi_open=True)
+    n_test = check_int("n_test", n_test, lo=2); n_gh = check_int("n_gh", n_gh, lo=1, hi=200)
+    n_inner = check_int("n_inner", n_inner, lo=1, hi=10**6)
+    N = _amp_sizes(model, alpha, D, n_test, n_gh, n_inner, dtype)
     g_train, g_init, g_test, g_xi = spawn(seed, 4)
     tr = model.sample(N, D, g_train, dtype=dtype)
     Wst = np.stack([tr.k_star, tr.v_star], 1)
     xi = g_xi.standard_normal((n_inner, model.L_max))
     W0 = init_scale * g_init.standard_normal((D, 2))
-    res = gamp(model, tr.X, tr.y, tr.mask, W0, W_star=Wst, max_iter=max_iter, tol=tol, damping=damping, n_gh=n_gh,
-               xi=xi)                                       # warns (ConvergenceWarning) when it does not converge
+    res = gamp(model, tr.X, tr.y, tr.mask, W0, W_star=Wst, max_iter=max_iter, tol=tol,
+               damping=damping, n_gh=n_gh, xi=xi)          # warns (ConvergenceWarning) if it fails
     del tr
-    b = max(1, min(n_test, int(2**22 // (model.L_max * D))))
-    err = []
-    for a, gb in zip(range(0, n_test, b), spawn(g_test, -(-n_test // b))):
-        te = model.sample(min(b, n_test - a), D, gb, k_star=Wst[:, 0], v_star=Wst[:, 1], dtype=dtype)
-        Om = te.X @ res.W / math.sqrt(D)
-        yhat = bayes_prediction(model, Om[..., 0], Om[..., 1], max(res.Sigma[0, 0], 1e-13), te.mask, n_gh, xi)
-        err.append((te.y - yhat)**2)
-    err = np.concatenate(err)
-    m, q = res.m[-1], res.q[-1]
-    e = float(err.mean())
-    return AMPSimulation(model, alpha, D, N, seed, e, float(err.std(ddof=1) / math.sqrt(n_test)), e - model.noise**2,
-                         float(m[0, 0]), float(m[1, 1]), float(q[0, 0]), float(q[1, 1]), float(m[0, 1]), float(m[1, 0]),
-                         float(q[0, 1]), res.n_iter, res.converged, res.seconds, n_test, damping, res)
+    err = _amp_test_errors(model, res.W, res.Sigma, Wst, n_test, g_test, n_gh, xi, dtype)
+    m, q, e = res.m[-1], res.q[-1], float(err.mean())
+    return AMPSimulation(model, alpha, D, N, seed, e, float(err.std(ddof=1) / math.sqrt(n_test)),
+                         e - model.noise**2, float(m[0, 0]), float(m[1, 1]), float(q[0, 0]),
+                         float(q[1, 1]), float(m[0, 1]), float(m[1, 0]), float(q[0, 1]), res.n_iter,
+                         res.converged, res.seconds, n_test, damping, res)

@@ -11,17 +11,16 @@ import numpy as np
 from scipy import special, optimize
 from ..core import (check_real, check_int, check_choice, check_array, check_memory,
                            check_seconds, as_generator, spawn, ConvergenceError,
-                           ConvergenceWarning, ParameterTypeError)
+                           ConvergenceWarning, ParameterTypeError, Result)
 from ..gaussian import sobol_normal
 from .models import SLRModel, SpikedSLR
 from .activations import ElementwiseActivation, get_activation, softmax
 
 # %% auto #0
-__all__ = ['odd_erf', 'OVERLAP_NAMES', 'Draws', 'dyn_draws', 'reduced_weights', 'RiskGrad',
-           'risk_grad', 'flow_rhs', 'overlaps_of', 'random_start', 'Trajectory', 'FlowOptions',
-           'integrate', 'SimResult', 'SimOptions', 'online_sgd', 'gd_simulation', 'Spectrum',
-           'stability_spectrum', 'gf_fixed_point', 'linear_spectrum', 'Plateau', 'sgd_plateau',
-           'eta_window', 'crossing_time', 'escape_rate']
+__all__ = ['odd_erf', 'OVERLAP_NAMES', 'Draws', 'dyn_draws', 'reduced_weights', 'RiskGrad', 'risk_grad', 'flow_rhs',
+           'overlaps_of', 'random_start', 'Trajectory', 'FlowOptions', 'integrate', 'SimResult', 'SimOptions',
+           'online_sgd', 'gd_simulation', 'Spectrum', 'stability_spectrum', 'FixedPoint', 'gf_fixed_point',
+           'linear_spectrum', 'Plateau', 'sgd_plateau', 'eta_window', 'crossing_time', 'escape_rate']
 
 # %% ../../nbs/01e_slr_dynamics.ipynb #bb2b8fc1
 odd_erf = ElementwiseActivation("odd_erf", lambda u, c: special.erf(u),
@@ -504,12 +503,12 @@ class Trajectory:
     overlaps : np.ndarray
         (T, 7) replicate mean of (m_k, m_kv*, m_vk*, m_v, q_k, q_kv, q_v); nan after a divergence
     err : np.ndarray
-        (T, 7) Monte Carlo standard error: sd / sqrt(n_rep) over n_rep draw sets (n_rep - 1 dof)
+        (T, 7) total error sqrt(err_mc^2 + err_step^2): Monte Carlo and time step
     risk : np.ndarray
         (T,) population risk E(y - f)^2 (not halved, no ridge term) on the path; nan after
         divergence
     risk_err : np.ndarray
-        (T,) Monte Carlo error of risk (spread over replicates)
+        (T,) error of risk (Monte Carlo and time step, as err)
     M : np.ndarray
         (T, 2, 2) overlaps M (mean over replicates); nan after a divergence
     C : np.ndarray
@@ -534,15 +533,19 @@ class Trajectory:
         symmetrised sequences per replicate
     n_rep : int
         independent replicates
+    err_mc : np.ndarray | None, default None
+        (T, 7) Monte Carlo standard error: sd / sqrt(n_rep) over n_rep draw sets (n_rep - 1 dof)
+    err_step : np.ndarray | None, default None
+        (T, 7) time-step error |y_dt/2 - y_dt| / 3 (Richardson, Heun is second order; 0 for "gd")
     """
     t: np.ndarray # (T,) times
     # (T, 7) replicate mean of (m_k, m_kv*, m_vk*, m_v, q_k, q_kv, q_v); nan after a divergence
     overlaps: np.ndarray
-    # (T, 7) Monte Carlo standard error: sd / sqrt(n_rep) over n_rep draw sets (n_rep - 1 dof)
+    # (T, 7) total error sqrt(err_mc^2 + err_step^2): Monte Carlo and time step
     err: np.ndarray
     # (T,) population risk E(y - f)^2 (not halved, no ridge term) on the path; nan after divergence
     risk: np.ndarray
-    risk_err: np.ndarray # (T,) Monte Carlo error of risk (spread over replicates)
+    risk_err: np.ndarray # (T,) error of risk (Monte Carlo and time step, as err)
     M: np.ndarray # (T, 2, 2) overlaps M (mean over replicates); nan after a divergence
     C: np.ndarray # (T, 2, 2) orthogonal Gram matrix (mean over replicates); nan after a divergence
     dt: float # smallest step used (after any adaptation)
@@ -557,6 +560,10 @@ class Trajectory:
     method: str # "heun" (ODE) or "gd" (the exact population-GD map with step dt)
     n_mc: int # symmetrised sequences per replicate
     n_rep: int # independent replicates
+    # (T, 7) Monte Carlo standard error: sd / sqrt(n_rep) over n_rep draw sets (n_rep - 1 dof)
+    err_mc: np.ndarray | None = None
+    # (T, 7) time-step error |y_dt/2 - y_dt| / 3 (Richardson, Heun is second order; 0 for "gd")
+    err_step: np.ndarray | None = None
     def at(self, name:str, # an overlap name of OVERLAP_NAMES
           ) -> np.ndarray:
         """Parameters
@@ -576,8 +583,8 @@ class Trajectory:
     def ci(self, name:str, # an overlap name of OVERLAP_NAMES
            level:float=0.95, # confidence level of the interval
           ) -> np.ndarray:
-        """Half-width of the two-sided Student-t interval of one overlap, t_{(1+level)/2, n_rep-1}
-        err (nan: n_rep = 1).
+        """Half-width of the interval of one overlap: t_{(1+level)/2, n_rep-1} err_mc + err_step
+        (nan: n_rep = 1).
 
         Parameters
         ----------
@@ -587,7 +594,10 @@ class Trajectory:
             confidence level of the interval
         """
         if self.n_rep == 1: return np.full(len(self.t), np.nan)
-        return special.stdtrit(self.n_rep - 1, 0.5 * (1 + level)) * self.err_of(name)
+        i = OVERLAP_NAMES.index(name)
+        mc = self.err if self.err_mc is None else self.err_mc
+        step = 0.0 if self.err_step is None else self.err_step[:, i]
+        return special.stdtrit(self.n_rep - 1, 0.5 * (1 + level)) * mc[:, i] + step
 
 # %% ../../nbs/01e_slr_dynamics.ipynb #dynopt01
 @dataclass(frozen=True)
@@ -617,6 +627,8 @@ class FlowOptions:
         projected (spherical) flow of the precursor: q_k, q_v stay fixed (gradient flow only)
     recheck : int, default 100
         steps between re-estimates of the curvature (the step is halved when it grows)
+    richardson : bool, default True
+        time-step error |y_dt/2 - y_dt|/3 in err (method "heun"; "gd" is the map itself)
     """
     dt: float|None = None # time step (default: 0.8 / curvature, at most 0.1)
     # "heun" (second-order ODE solver) or "gd" (exact population-GD map W~ -= dt grad)
@@ -634,6 +646,9 @@ class FlowOptions:
     sphere: bool = False
     # steps between re-estimates of the curvature (the step is halved when it grows)
     recheck: int = 100
+    # also integrate at dt/2 on the same draws: report the Richardson extrapolation and the
+    # time-step error |y_dt/2 - y_dt|/3 in err (method "heun"; "gd" is the map itself)
+    richardson: bool = True
     def __post_init__(self):
         put = lambda name, value: object.__setattr__(self, name, value)
         if self.dt is not None: put("dt", check_real("dt", self.dt, lo=0.0, lo_open=True, hi=_BIG))
@@ -645,7 +660,7 @@ class FlowOptions:
         put("n_out", check_int("n_out", self.n_out, lo=2, hi=100_000))
         put("recheck", check_int("recheck", self.recheck, lo=1))
         put("blowup", check_real("blowup", self.blowup, lo=0.0, lo_open=True, hi=_BIG))
-        for name in ("conditional", "adapt", "sphere"):
+        for name in ("conditional", "adapt", "sphere", "richardson"):
             put(name, _check_bool(name, getattr(self, name)))
 
 def _options(cls, options, legacy, func):
@@ -778,12 +793,14 @@ def _replicate(flow, d, t_out, record, tick):
             h = flow.halve(t, hh); continue
         if not ok:
             warnings.warn(f"integrate: the SGD ODE diverged at t = {t:.4g} (eta = {flow.eta!r} is "
-                          "above the stability window)", ConvergenceWarning, stacklevel=3)
+                          "above the stability window)", ConvergenceWarning, stacklevel=4)
             return True
         M, C, t, dM, dC, rg = M1, C1, t + hh, dM1, dC1, rg1
         flow.steps += 1; flow.dt_min = min(flow.dt_min, h)
         if tick is not None and flow.steps % 50 == 0: tick(t)
 
+
+# %% ../../nbs/01e_slr_dynamics.ipynb #dynrec01
 class _FlowRecord:
     "The grid values of every replicate (nan where one stopped early), then their mean and spread."
     def __init__(self, n_rep, T, lam):
@@ -798,19 +815,40 @@ class _FlowRecord:
             self.risk[i, k] = 2 * (rg.r - 0.5 * self.lam * float(np.sum(_reduced_weights(M, C)**2)))
         return rec
 
-    def trajectory(self, t_out, flow, draws) -> Trajectory:
-        "The Trajectory of the recorded replicates."
-        n_rep, T = self.ov.shape[:2]; spread = n_rep > 1 and not self.diverged
-        mean = self.ov[0] if self.diverged else np.nanmean(self.ov, axis=0)
-        err = (np.std(self.ov, axis=0, ddof=1) / math.sqrt(n_rep) if spread
-               else np.full((T, 7), np.nan))
-        rk = self.risk[0] if self.diverged else np.nanmean(self.risk, axis=0)
-        rk_err = (np.std(self.risk, axis=0, ddof=1) / math.sqrt(n_rep) if spread
-                  else np.full(T, np.nan))
-        return Trajectory(t_out, mean, err, rk, rk_err, np.nanmean(self.Ms, 0),
-                          np.nanmean(self.Cs, 0), flow.dt_min, flow.steps // n_rep, flow.halvings,
-                          flow.curv, not self.diverged, self.diverged, flow.eta, flow.o.method,
-                          draws[0].n, n_rep)
+    def extrapolate(self, fine):
+        "Richardson with the run at dt/2 (Heun: order 2): the values become fine + (fine - self)/3."
+        step = (np.abs(np.nanmean(fine.ov - self.ov, axis=0)) / 3,
+                np.abs(np.nanmean(fine.risk - self.risk, axis=0)) / 3)
+        for k in ("ov", "risk", "Ms", "Cs"):
+            a, b = getattr(self, k), getattr(fine, k)
+            setattr(self, k, b + (b - a) / 3)
+        return step
+
+# %% ../../nbs/01e_slr_dynamics.ipynb #dynrec02
+def _trajectory(rec, t_out, flow, draws, step=None) -> Trajectory:
+    "The Trajectory of the recorded replicates; `step`: the (overlap, risk) time-step errors."
+    n_rep, T = rec.ov.shape[:2]; spread = n_rep > 1 and not rec.diverged
+    s_ov, s_r = (np.zeros((T, 7)), np.zeros(T)) if step is None else step
+    mean = rec.ov[0] if rec.diverged else np.nanmean(rec.ov, axis=0)
+    err = (np.std(rec.ov, axis=0, ddof=1) / math.sqrt(n_rep) if spread
+           else np.full((T, 7), np.nan))
+    rk = rec.risk[0] if rec.diverged else np.nanmean(rec.risk, axis=0)
+    rk_err = (np.std(rec.risk, axis=0, ddof=1) / math.sqrt(n_rep) if spread
+              else np.full(T, np.nan))
+    return Trajectory(t_out, mean, np.hypot(err, s_ov), rk, np.hypot(rk_err, s_r),
+                      np.nanmean(rec.Ms, 0), np.nanmean(rec.Cs, 0), flow.dt_min,
+                      flow.steps // n_rep, flow.halvings, flow.curv, not rec.diverged,
+                      rec.diverged, flow.eta, flow.o.method, draws[0].n, n_rep, err, s_ov)
+
+# %% ../../nbs/01e_slr_dynamics.ipynb #dynrec03
+def _run_replicates(flow, draws, t_out, lam, progress, span):
+    "Every replicate integrated by `flow`; progress reported in the fraction range span = (a, b)."
+    out = _FlowRecord(len(draws), len(t_out), lam); a, b = span
+    for i, d in enumerate(draws):
+        tick = (None if progress is None else
+                (lambda t, i=i: progress(min(1.0, a + (b - a) * (i + t / t_out[-1]) / len(draws)))))
+        if _replicate(flow, d, t_out, out.recorder(i), tick): out.diverged = True; break
+    return out
 
 # %% ../../nbs/01e_slr_dynamics.ipynb #dynint01
 def _start_of(start, q0):
@@ -904,17 +942,18 @@ def integrate(model:SLRModel, # SpikedSLR or MaxSLR
     draws = _flow_draws(model, o, seed, draws)
     curv = max(_hvp_power(M0, C0, draws[0], act, lam, c), 1e-12)
     dt = _first_step(o, curv, t_max)
+    rich = o.richardson and o.method == "heun"     # the run at dt/2 costs twice the run at dt
     check_seconds("t_max / dt (dt shrinks as lam and eta grow), n_mc, n_rep",
                   # per step, sequence and token
-                  t_max / dt * sum(d.n for d in draws) * model.L_max * 2e-7)
+                  (3 if rich else 1) * t_max / dt * sum(d.n for d in draws) * model.L_max * 2e-7)
     flow = _Flow(act, lam, c, eta, o, M0, C0, dt, curv)
     t_out = np.linspace(0.0, t_max, o.n_out)
-    out = _FlowRecord(len(draws), o.n_out, lam)
-    for i, d in enumerate(draws):
-        tick = (None if progress is None
-                else (lambda t, i=i: progress(min(1.0, (i + t / t_max) / len(draws)))))
-        if _replicate(flow, d, t_out, out.recorder(i), tick): out.diverged = True; break
-    return out.trajectory(t_out, flow, draws)
+    out = _run_replicates(flow, draws, t_out, lam, progress, (0.0, 1 / 3 if rich else 1.0))
+    if not rich or out.diverged: return _trajectory(out, t_out, flow, draws)
+    fine = _run_replicates(_Flow(act, lam, c, eta, o, M0, C0, 0.5 * dt, curv), draws, t_out, lam,
+                           progress, (1 / 3, 1.0))
+    if fine.diverged: out.diverged = True; return _trajectory(out, t_out, flow, draws)
+    return _trajectory(out, t_out, flow, draws, out.extrapolate(fine))
 
 # %% ../../nbs/01e_slr_dynamics.ipynb #d8e2f3fe
 @dataclass
@@ -1350,17 +1389,62 @@ def stability_spectrum(model:SLRModel, # SpikedSLR or MaxSLR
                     float(max(p[6] for p in parts)), "monte carlo")
 
 # %% ../../nbs/01e_slr_dynamics.ipynb #f65f6cc9
+def _gf_root(d, act, lam, c, x0):
+    "Root (m_k, m_v) of the Monte Carlo gradient on the manifold with C = 0, its residual, evaluations."
+    def F(x):
+        g = _risk_grad(np.array([[x[0], 0.0], [0.0, x[1]], [0, 0], [0, 0]]), d, act, lam, c).grad
+        return np.array([g[0, 0], g[1, 1]])
+    sol = optimize.root(F, np.asarray(x0, float), method="hybr", options={"xtol": 1e-12})
+    res = float(np.max(np.abs(F(sol.x))))
+    if not sol.success and res > 1e-8:
+        raise ConvergenceError(f"gf_fixed_point: no root found (residual {res:.3g})")
+    # the solver's own error: the Newton step |J^-1 F| with a central-difference Jacobian
+    J = np.stack([(F(sol.x + e) - F(sol.x - e)) / 2e-5 for e in np.eye(2) * 1e-5], axis=1)
+    return sol.x, res, float(np.max(np.abs(np.linalg.solve(J, F(sol.x))))), sol.nfev + 4
+
+# %% ../../nbs/01e_slr_dynamics.ipynb #dynfp01
+@dataclass
+class FixedPoint(Result):
+    """Fixed point M = diag(m_k, m_v), C = 0 of the gradient flow on the manifold, with its error.
+
+    Parameters
+    ----------
+    M : np.ndarray
+        (2, 2) diag(m_k, m_v): the mean of the roots over the randomisations
+    err : np.ndarray
+        (2,) error of (m_k, m_v): standard error over the randomisations + the solver's Newton step
+    residual : float
+        largest |gradient| at the roots (all randomisations)
+    converged : bool
+        every root converged
+    n_iter : int
+        gradient evaluations (all randomisations)
+    roots : np.ndarray
+        (n_rep, 2) the root (m_k, m_v) of each randomisation
+    """
+    M: np.ndarray # (2, 2) diag(m_k, m_v): the mean of the roots over the randomisations
+    # (2,) error of (m_k, m_v): standard error over the randomisations + the solver's Newton step
+    err: np.ndarray
+    residual: float # largest |gradient| at the roots (all randomisations)
+    converged: bool # every root converged
+    n_iter: int # gradient evaluations (all randomisations)
+    roots: np.ndarray # (n_rep, 2) the root (m_k, m_v) of each randomisation
+    def __iter__(self): return iter((self.M, self.residual))   # M, res = gf_fixed_point(...)
+
+# %% ../../nbs/01e_slr_dynamics.ipynb #dynfp02
 def gf_fixed_point(model:SLRModel, # SpikedSLR or MaxSLR
                    activation, # name or Activation
                    lam:float=0.0, # ridge lambda
                    c:float=0.0, # erf offset
                    x0=None, # starting (m_k, m_v) (default: the population optimum of
                             # `optimal_population_risk` at lam = 0)
-                   n_mc:int=2**15, # sequences (before symmetrisation)
+                   n_mc:int=2**15, # sequences per randomisation (before symmetrisation)
                    seed=0, # int or numpy Generator
-                  ) -> tuple:
-    """Fixed point M = diag(m_k, m_v), C = 0 of the gradient flow on the manifold: root of the Monte
-    Carlo gradient; returns (M, residual).
+                   n_rep:int=4, # independent randomisations (their spread is the error)
+                   conditional:bool=True, # the conditional estimator (False: plain draws)
+                  ) -> FixedPoint:
+    """Fixed point M = diag(m_k, m_v), C = 0 of the gradient flow: mean root of the Monte Carlo
+    gradient over n_rep draw sets.
 
     Parameters
     ----------
@@ -1376,29 +1460,32 @@ def gf_fixed_point(model:SLRModel, # SpikedSLR or MaxSLR
         starting (m_k, m_v) (default: the population optimum of `optimal_population_risk` at lam =
         0)
     n_mc : int, default 2 ** 15
-        sequences (before symmetrisation)
+        sequences per randomisation (before symmetrisation)
     seed : default 0
         int or numpy Generator
+    n_rep : int, default 4
+        independent randomisations (their spread is the error)
+    conditional : bool, default True
+        the conditional estimator (False: plain draws)
     """
     from attnstat.slr.population import optimal_population_risk
     _check_model(model); act = get_activation(activation); lam, c, _ = _check_coeffs(lam, c)
-    n_mc = check_int("n_mc", n_mc, lo=2)
+    n_mc, n_rep = check_int("n_mc", n_mc, lo=2), check_int("n_rep", n_rep, lo=2, hi=1000)
+    conditional = _check_bool("conditional", conditional)
+    if x0 is not None: x0 = _bounded("x0", x0, (2,))   # (m_k, m_v)
+    # measured on the default activation, one core
+    check_seconds("n_mc, n_rep", 8e-5 * n_mc * n_rep * model.L_max)
     if x0 is None:
         o = optimal_population_risk(model, act, c=c)
         x0 = [o.m_k, o.m_v]
-    x0 = _bounded("x0", x0, (2,))   # (m_k, m_v)
-    # measured on the default activation, one core
-    check_seconds("n_mc", 8e-5 * n_mc * model.L_max)
-    d = dyn_draws(model, n_mc, seed)
-    def F(x):
-        g = _risk_grad(np.array([[x[0], 0.0], [0.0, x[1]], [0, 0], [0, 0]]), d, act, lam, c).grad
-        return [g[0, 0], g[1, 1]]
-    sol = optimize.root(F, np.asarray(x0, float), method="hybr", options={"xtol": 1e-12})
-    res = float(np.max(np.abs(F(sol.x))))
-    if not sol.success and res > 1e-8:
-        raise ConvergenceError(f"gf_fixed_point: no root found (residual {res:.3g})")
-    return np.diag(sol.x), res
+    out = [_gf_root(dyn_draws(model, n_mc, s, conditional=conditional), act, lam, c, x0)
+           for s in spawn(seed, n_rep)]
+    R = np.array([o[0] for o in out])
+    err = R.std(axis=0, ddof=1) / math.sqrt(n_rep) + max(o[2] for o in out)
+    return FixedPoint(np.diag(R.mean(axis=0)), err, max(o[1] for o in out), True,
+                      sum(o[3] for o in out), R)
 
+# %% ../../nbs/01e_slr_dynamics.ipynb #dynlin01
 def linear_spectrum(model:SpikedSLR, # spiked-SLR, fixed length
                     lam:float=0.0, # ridge lambda
                    ) -> Spectrum:
@@ -1542,8 +1629,9 @@ def sgd_plateau(model:SLRModel, # SpikedSLR or MaxSLR
     check_seconds("n_mc", 1e-4 * n_mc * model.L_max)
     d = dyn_draws(model, n_mc, seed)
     if x0 is None:
-        M, _ = gf_fixed_point(model, act, lam, c, n_mc=n_mc, seed=seed)
-        x0 = [M[0, 0], M[1, 1], 0.01, 0.01]
+        from attnstat.slr.population import optimal_population_risk
+        o = optimal_population_risk(model, act, c=c)
+        x0 = [*_gf_root(d, act, lam, c, [o.m_k, o.m_v])[0], 0.01, 0.01]
     x0 = _bounded("x0", x0, (4,))   # (m_k, m_v, c_k, c_v)
     F = lambda x: _rhs7(np.r_[x[:2], np.abs(x[2:4]), 0, 0, 0], d, act, lam, c, eta)[:4]
     sol = optimize.root(F, np.asarray(x0, float), method="hybr", options={"xtol": 1e-11})

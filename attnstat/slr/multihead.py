@@ -19,11 +19,10 @@ from attnstat.core import (
 from .activations import ACTIVATIONS, Activation, get_activation, softmax, linear, erf
 
 # %% auto #0
-__all__ = ['NU_MAX', 'softmax1', 'sink', 'MH_ACTIVATIONS', 'MultiFeatureSLR', 'FeatureFields',
-           'sample_fields', 'sample_tokens', 'bayes_posterior', 'bayes_predict', 'MultiBayesRisk',
-           'mf_bayes_risk', 'bruteforce_posterior_mean', 'SinkSoftmax', 'mh_activation',
-           'mh_predict', 'MHDraws', 'mh_draws', 'reduced_weights_mh', 'MHRiskGrad', 'mh_risk_grad',
-           'mh_population_risk', 'MHOptimum', 'mh_optimal_risk', 'MHTrajectory', 'mh_flow_rhs',
+__all__ = ['NU_MAX', 'softmax1', 'sink', 'MH_ACTIVATIONS', 'MultiFeatureSLR', 'FeatureFields', 'sample_fields', 'sample_tokens',
+           'bayes_posterior', 'bayes_predict', 'MultiBayesRisk', 'mf_bayes_risk', 'bruteforce_posterior_mean',
+           'SinkSoftmax', 'mh_activation', 'mh_predict', 'MHDraws', 'mh_draws', 'reduced_weights_mh', 'MHRiskGrad',
+           'mh_risk_grad', 'mh_population_risk', 'MHOptimum', 'mh_optimal_risk', 'MHTrajectory', 'mh_flow_rhs',
            'mh_integrate', 'mh_online_sgd', 'transverse_rate', 'escape_times']
 
 # %% ../../nbs/01g_slr_multihead.ipynb #3ebb639b

@@ -16,14 +16,13 @@ from .models import SLRModel, SpikedSLR, check_model, teacher, _per_position, _m
 from .activations import get_activation, NormalisedActivation
 
 # %% auto #0
-__all__ = ['recency_prior', 'LaplaceTerms', 'laplace_terms', 'PositionalBayesRisk',
-           'bayes_risk_pos', 'bayes_risk_pos_mc', 'PositionalRisk', 'softmax_bias_terms',
-           'softmax_bias_risk', 'positional_risk_mc', 'PositionalOptimum', 'optimal_softmax_bias',
-           'linear_pos_terms', 'linear_pos_risk', 'LinearOptimum', 'optimal_linear_pos',
-           'linear_pos_closed_form', 'positional_empirical_risk', 'erm_bias_objective',
-           'ERMBiasResult', 'simulate_erm_bias', 'predictor_table', 'BiasedSoftmax',
-           'bias_gradient', 'ReplicaBiasResult', 'replica_erm_bias', 'BiasRiskGrad',
-           'bias_risk_grad', 'BiasTrajectory', 'bias_flow', 'BiasSimResult', 'gd_bias_simulation']
+__all__ = ['recency_prior', 'LaplaceTerms', 'laplace_terms', 'PositionalBayesRisk', 'bayes_risk_pos', 'bayes_risk_pos_mc',
+           'PositionalRisk', 'softmax_bias_terms', 'softmax_bias_risk', 'positional_risk_mc', 'PositionalOptimum',
+           'optimal_softmax_bias', 'linear_pos_terms', 'linear_pos_risk', 'LinearOptimum', 'optimal_linear_pos',
+           'linear_pos_closed_form', 'positional_empirical_risk', 'erm_bias_objective', 'ERMBiasResult',
+           'simulate_erm_bias', 'predictor_table', 'BiasedSoftmax', 'bias_gradient', 'ReplicaBiasResult',
+           'replica_erm_bias', 'BiasRiskGrad', 'bias_risk_grad', 'BiasTrajectory', 'bias_flow', 'BiasSimResult',
+           'gd_bias_simulation']
 
 # %% ../../nbs/01f_slr_positional.ipynb #d806aaac
 def recency_prior(L:int, # sequence length >= 1
@@ -281,7 +280,7 @@ def softmax_bias_terms(model:SpikedSLR, # spiked-SLR model (prior and per-positi
                        q_k:float, # k.k/D >= m_k^2
                        b=None, # positional bias (length L_max, dict {L: vector} or callable); None:
                                # 0
-                       gain=None, # per-position gains gamma_l > 0 (same forms); None: 1
+                       gain=None, # per-position gains theta_l > 0 (same forms); None: 1
                        n:int=96, # Gauss-Hermite nodes
                        ds:float=0.25, # s-step of the Laplace identity
                        accuracy:bool=True, # refinement estimate of the accuracy
@@ -300,7 +299,7 @@ def softmax_bias_terms(model:SpikedSLR, # spiked-SLR model (prior and per-positi
     b : default None
         positional bias (length L_max, dict {L: vector} or callable); None: 0
     gain : default None
-        per-position gains gamma_l > 0 (same forms); None: 1
+        per-position gains theta_l > 0 (same forms); None: 1
     n : int, default 96
         Gauss-Hermite nodes
     ds : float, default 0.25
@@ -480,7 +479,7 @@ class PositionalOptimum:
     b : np.ndarray
         bias by absolute position, gauge b_1 = 0 (zeros when not learned)
     gain : np.ndarray
-        gains by absolute position, gauge gamma_1 = 1 (ones when not learned)
+        gains by absolute position, gauge theta_1 = 1 (ones when not learned)
     method : str
         "laplace" or "monte carlo"
     converged : bool
@@ -493,7 +492,7 @@ class PositionalOptimum:
     err: float # accuracy (quadrature refinement, or Monte Carlo standard error at the optimum)
     m_k: float; q_k: float; m_v: float; q_v: float # optimal overlaps
     b: np.ndarray # bias by absolute position, gauge b_1 = 0 (zeros when not learned)
-    gain: np.ndarray # gains by absolute position, gauge gamma_1 = 1 (ones when not learned)
+    gain: np.ndarray # gains by absolute position, gauge theta_1 = 1 (ones when not learned)
     method: str # "laplace" or "monte carlo"
     converged: bool # the optimiser's own test, or a projected gradient < 1e-6 after a failed line
                     # search
@@ -526,7 +525,7 @@ def _key_scale(model):
     return float(model.nu) if np.isfinite(model.nu) else 3.0
 
 def _unpacker(L, nb, bias, gain):
-    "theta = (log m_k, r_k, b_2..b_L, log gamma_2..gamma_L) -> (m_k, r_k, b, gains), gauges fixed."
+    "theta = (log m_k, r_k, b_2..b_L, log theta_2..theta_L) -> (m_k, r_k, b, gains), gauges fixed."
     def unpack(th):
         b = np.concatenate([[0.0], th[2:2 + nb]]) if bias else np.zeros(L)
         g = np.exp(np.concatenate([[0.0], th[2 + nb:]])) if gain else np.ones(L)

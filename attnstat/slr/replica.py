@@ -7,21 +7,20 @@ from __future__ import annotations
 import math, time, warnings
 from dataclasses import dataclass, field
 import numpy as np
-from ..core import (renamed_params, ConvergenceError, ConvergenceWarning, ParameterTypeError, check_real,
-                           check_positive, check_int, check_choice, check_array, as_generator, spawn, check_memory,
-                           check_seconds)
+from ..core import (renamed_params, ConvergenceError, ConvergenceWarning,
+                           ParameterTypeError, check_real, check_positive, check_int, check_choice,
+                           check_array, as_generator, spawn, check_memory, check_seconds)
 from ..fixed_point import fixed_point
-from ..gaussian import hermite_rule, mean_stderr, sobol_normal
+from ..gaussian import mean_stderr, sobol_normal
 from .models import SLRModel, SpikedSLR, MaxSLR
 from .activations import get_activation
-from .population import population_risk, population_risk_mc, bayes_risk
+from .population import population_risk, population_risk_mc
 
 # %% auto #0
-__all__ = ['ORDER', 'HATS', 'CUSP_TAIL_INDEX', 'OPTION_NAMES', 'prox_objective', 'batched_newton',
-           'prox_newton', 'prox_global', 'ChannelSample', 'channel_sample', 'prior_update',
-           'channel_update', 'channel_samples', 'stability', 'replicon_estimate', 'rs_verdict',
-           'ridge_textbook', 'ReplicaResult', 'ReplicaOptions', 'replica_options', 'replica_erm',
-           'replica_curve', 'label_branches', 'MatrixReplicaResult', 'replica_erm_matrix']
+__all__ = ['ORDER', 'HATS', 'CUSP_TAIL_INDEX', 'OPTION_NAMES', 'prox_objective', 'batched_newton', 'prox_newton', 'prox_global',
+           'ChannelSample', 'channel_sample', 'prior_update', 'channel_update', 'channel_samples', 'stability',
+           'replicon_estimate', 'rs_verdict', 'ridge_textbook', 'ReplicaResult', 'ReplicaOptions', 'replica_options',
+           'replica_erm', 'replica_curve', 'label_branches', 'MatrixReplicaResult', 'replica_erm_matrix']
 
 # %% ../../nbs/02a_slr_replica.ipynb #rep-entry
 def _flag(name, value):
@@ -428,59 +427,85 @@ def prox_newton(activation, # name or Activation
 _RADII = (0.15, 0.3, 0.5, 0.75, 1.0)
 
 def _ball_design(L, normalised, n_scan, seed=20_251_201):
-    "Fixed scan design in the unit ball: a scrambled Sobol ball (K, L) and the attention-shifting token moves (directions, L)."
+    """Fixed scan design in the unit ball: a scrambled Sobol ball (K, L) and the attention-shifting
+    token moves (directions, L)."""
     G = sobol_normal(2 ** max(1, int(round(math.log2(n_scan)))), L + 1, seed)
     from scipy.special import ndtr
     ball = G[:, :L] / np.linalg.norm(G[:, :L], axis=1, keepdims=True) * ndtr(G[:, L:]) ** (1.0 / L)
     E = np.eye(L)
-    dirs = [E[l] for l in range(L)] + [(E[l] - E[m]) / math.sqrt(2) for l in range(L) for m in range(L) if l != m]
+    dirs = [E[l] for l in range(L)]
+    dirs += [(E[l] - E[m]) / math.sqrt(2) for l in range(L) for m in range(L) if l != m]
     if not normalised:
-        dirs += [-E[l] for l in range(L)] + [s * (E[l] + E[m]) / math.sqrt(2) for l in range(L) for m in range(l + 1, L) for s in (1.0, -1.0)]
+        dirs += [-E[l] for l in range(L)]
+        dirs += [s * (E[l] + E[m]) / math.sqrt(2) for l in range(L) for m in range(l + 1, L)
+                 for s in (1.0, -1.0)]
     return ball, np.array(dirs)
 
-def _prox_global(activation, # name or Activation
-                omk, # (n, L) omega^k
-                omv, # (n, L) omega^v
-                y, # (n,) labels
-                Vk:float, # V_k > 0
-                Vv:float, # V_v > 0
-                mask=None, # (n, L) bool, True on real tokens
-                c:float=0.0, # erf offset
-                warm=None, # (n, L) an extra start (a previous solution)
-                n_scan:int=None, # Sobol points of the scan design (plus the token moves); default 512 * 2^max(0, L - 3)
-                keep:int=None, # best Sobol points per sample that Newton starts from; default 6, 2 L + 2 for L > 3
-                xtol:float=1e-10, # Newton tolerance
-               ) -> tuple:
-    "Global prox: Newton from omega^k, the warm start and the best points of a scan of the ball that holds the minimum: (chi, phi, n_unconverged)."
-    act = get_activation(activation)
-    omk = np.asarray(omk, float); n, L = omk.shape
-    if n_scan is None: n_scan = 512 * 2 ** max(0, L - 3)     # the ball's volume grows with L: at L = 5, 512 points missed 1 in 1e4
-    if keep is None: keep = 6 if L <= 3 else 2 * L + 2
-    check_memory("keep", 8.0 * 4 * n * max(keep, 1) * L)                  # the candidates, their values and Newton's copies
-    check_seconds("n_scan, keep", n * (5e-7 * n_scan + 2e-5 * keep))     # measured: 4e-7 s per sample and scan point, 1e-5 per Newton start
-    m = np.ones((n, L), bool) if mask is None else np.asarray(mask, bool)
-    R = np.sqrt(2 * Vk * np.maximum(_prox_objective(act, omk, omk, omv, y, Vk, Vv, mask, c), 0.0))   # the ball of the minimum
-    ball, dirs = _ball_design(L, act.normalised, n_scan)
-    cand, cphi, rows = np.repeat(omk[:, None, :], max(keep, 1), 1), np.full((n, max(keep, 1)), np.inf), np.arange(n)
-    for d in ball:                                  # keep the `keep` lowest points of the Sobol ball per sample
-        xd = omk + (R[:, None] * d) * m
-        p = _prox_objective(act, xd, omk, omv, y, Vk, Vv, mask, c)
-        j = np.argmax(cphi, 1); w = p < cphi[rows, j]
-        cand[rows[w], j[w]], cphi[rows[w], j[w]] = xd[w], p[w]
-    starts = ([] if warm is None else [np.asarray(warm, float)]) + [omk] + [cand[:, j] for j in range(keep)]
-    for d in dirs:                                  # each token move: a start at its best radius (a bracketing scan)
-        xs = np.stack([omk + (t * R[:, None] * d) * m for t in _RADII])
-        p = np.stack([_prox_objective(act, xt, omk, omv, y, Vk, Vv, mask, c) for xt in xs])
-        starts.append(xs[np.argmin(p, 0), rows])
-    best = bphi = None; left = 0
-    for x0 in starts:
-        chi, phi, lf = _prox_newton(act, omk, omv, y, Vk, Vv, mask, c, x0=x0, xtol=xtol, merge=None if best is None else (best, bphi))
-        left = max(left, lf)
-        if best is None: best, bphi = chi, phi
-        else:
-            b = phi < bphi; best[b] = chi[b]; bphi = np.where(b, phi, bphi)
-    return best, bphi, left
+# %% ../../nbs/02a_slr_replica.ipynb #glob-values
+def _ball_values(act, P, D, R, m):
+    """phi at the points omega^k + R d (d in the rows of D, on the real tokens) of every sample, in
+    blocks of samples (small arrays stay in cache): (n, K) values."""
+    omk, omv, y, Vk, Vv, mask, c = P
+    n = len(omk); B = 2048
+    out = np.empty((n, len(D)))
+    for a in range(0, n, B):
+        s = slice(a, min(n, a + B))
+        o, v, yy, mm = omk[s], omv[s], y[s], None if mask is None else mask[s]
+        Rm = R[s, None] * m[s]
+        for j, d in enumerate(D): out[s, j] = _prox_objective(act, o + Rm * d, o, v, yy, Vk, Vv, mm, c)
+    return out
 
+# %% ../../nbs/02a_slr_replica.ipynb #glob-scan
+def _scan_starts(act, P, R, m, design, keep):
+    """Newton starts of the global prox: the `keep` lowest points of the Sobol ball per sample, then
+    each token move at its best radius (a bracketing scan): a list of (n, L) arrays."""
+    omk = P[0]; n = len(omk)
+    ball, dirs = design
+    check_memory("n_scan", 8.0 * min(n, 2048) * (len(ball) + 1))
+    out = []
+    if keep > 0:
+        p = _ball_values(act, P, ball, R, m)
+        idx = np.argpartition(p, keep - 1, axis=1)[:, :keep] if keep < len(ball) else None
+        for j in range(keep):
+            d = ball[idx[:, j]] if idx is not None else ball[np.full(n, j % len(ball))]
+            out.append(omk + (R[:, None] * d) * m)
+    T = np.array(_RADII)
+    for d in dirs:                    # each token move at its best radius (a bracketing scan)
+        t = T[np.argmin(_ball_values(act, P, T[:, None] * d, R, m), 1)]
+        out.append(omk + (t * R)[:, None] * d * m)
+    return out
+
+# %% ../../nbs/02a_slr_replica.ipynb #glob-core
+def _prox_global(act, omk, omv, y, Vk, Vv, mask=None, c=0.0, warm=None, n_scan=None, keep=None,
+                 xtol=1e-10, gap=False):
+    """Global prox (see prox_global): (chi, phi, n_unconverged), and with `gap` the distance in phi
+    to the next-lowest distinct minimum found per sample (inf where none)."""
+    omk = np.asarray(omk, float); n, L = omk.shape
+    # the ball's volume grows with L: at L = 5, 512 points missed 1 in 1e4
+    if n_scan is None: n_scan = 512 * 2 ** max(0, L - 3)
+    if keep is None: keep = 6 if L <= 3 else 2 * L + 2
+    # memory: the candidates, their values and Newton's copies; time: measured 4e-7 s per sample
+    # and scan point, 1e-5 s per Newton start
+    check_memory("keep", 8.0 * 4 * n * max(keep, 1) * L)
+    check_seconds("n_scan, keep", n * (5e-7 * n_scan + 2e-5 * keep))
+    m = np.ones((n, L), bool) if mask is None else np.asarray(mask, bool)
+    P = (omk, omv, y, Vk, Vv, mask, c)
+    phi0 = _prox_objective(act, omk, omk, omv, y, Vk, Vv, mask, c)
+    R = np.sqrt(2 * Vk * np.maximum(phi0, 0.0))                    # the ball of the minimum
+    starts = [] if warm is None else [np.asarray(warm, float)]
+    starts += [omk] + _scan_starts(act, P, R, m, _ball_design(L, act.normalised, n_scan), keep)
+    best = bphi = None; left = 0; second = np.full(n, np.inf)
+    for x0 in starts:
+        chi, phi, lf = _prox_newton(act, omk, omv, y, Vk, Vv, mask, c, x0=x0, xtol=xtol,
+                                    merge=None if best is None else (best, bphi))
+        left = max(left, lf)
+        if best is None:
+            best, bphi = chi, phi; continue
+        other = _lmax(np.abs(chi - best)) > 1e-3 * (1.0 + _lmax(np.abs(best)))
+        b = phi < bphi
+        second = np.where(other, np.minimum(second, np.where(b, bphi, phi)), second)
+        best[b] = chi[b]; bphi = np.where(b, phi, bphi)
+    return (best, bphi, left, second - bphi) if gap else (best, bphi, left)
 
 # %% ../../nbs/02a_slr_replica.ipynb #global-public
 def prox_global(activation, # name or Activation
@@ -492,8 +517,8 @@ def prox_global(activation, # name or Activation
                 mask=None, # (n, L) bool, True on real tokens
                 c:float=0.0, # erf offset
                 warm=None, # (n, L) an extra start (a previous solution)
-                n_scan:int=None, # Sobol points of the scan (plus the token moves); default 512 * 2^max(0, L - 3)
-                keep:int=None, # best Sobol points per sample that Newton starts from; default 6, 2 L + 2 for L > 3
+                n_scan:int|None=None, # Sobol points of the scan (plus the token moves); default 512 * 2^max(0, L - 3)
+                keep:int|None=None, # best Sobol points per sample that Newton starts from; default 6, 2 L + 2 for L > 3
                 xtol:float=1e-10, # Newton tolerance
                ) -> tuple:
     """Global prox: Newton from omega^k, the warm start and the best points of a scan of the ball:
@@ -519,9 +544,9 @@ def prox_global(activation, # name or Activation
         erf offset
     warm : default None
         (n, L) an extra start (a previous solution)
-    n_scan : int, default None
+    n_scan : int | None, default None
         Sobol points of the scan (plus the token moves); default 512 * 2^max(0, L - 3)
-    keep : int, default None
+    keep : int | None, default None
         best Sobol points per sample that Newton starts from; default 6, 2 L + 2 for L > 3
     xtol : float, default 1e-10
         Newton tolerance
@@ -648,48 +673,6 @@ def _stein_weights(x, S):
         Av = S.xi_v / math.sqrt(q_v); Av[rows, S.eps] = ue / math.sqrt(Cc)
     return Ak, Bk, (None if Av is None else Av * S.mask), Bv * S.mask
 
-def _channel_update(activation, # name or Activation
-                   x, # the six overlaps (m_k, q_k, V_k, m_v, q_v, V_v)
-                   S:ChannelSample, # common random numbers
-                   alpha:float, # sample ratio N/D
-                   c:float=0.0, # erf offset
-                   warm=None, # previous prox solution (n, L), an extra start
-                   xtol:float=1e-10, # prox tolerance
-                   vhat:str="stein", # estimator of Vhat: "stein" (counts prox jumps) or "jacobian" (implicit differentiation)
-                   starts:str="both", # prox starts: "both" (warm and omega^k, the lower phi per sample), "warm" (warm only, if
-                                      # given) or "global" (prox_global: warm, omega^k and the scan of the ball)
-                  ) -> tuple:
-    "Channel side of the RS equations: multi-start Newton prox, then the six conjugates: (hats, aux)."
-    act = get_activation(activation)
-    m_k, q_k, V_k, m_v, q_v, V_v = x
-    omk, omv, _, _ = _fields(x, S)
-    Ak, Bk, Av, Bv = _stein_weights(x, S)
-    best, best_phi, n_better = None, None, 0
-    if starts == "global":       # the warm (or omega^k) minimum first: n_better counts the samples the global prox improves
-        best, best_phi, _ = _prox_newton(act, omk, omv, S.y, V_k, V_v, S.mask, c, x0=warm, xtol=xtol)
-        chi, phi, _ = _prox_global(act, omk, omv, S.y, V_k, V_v, S.mask, c, warm=best, xtol=xtol)
-        n_better = int(np.sum(phi < best_phi - 1e-12 * (1.0 + np.abs(best_phi))))
-        best, best_phi = chi, phi
-    for x0 in ([] if starts == "global" else [omk] if warm is None else [warm] if starts == "warm" else [warm, omk]):
-        chi, phi, _ = _prox_newton(act, omk, omv, S.y, V_k, V_v, S.mask, c, x0=x0, xtol=xtol,
-                                  merge=None if best is None else (best, best_phi))
-        if best is None: best, best_phi = chi, phi
-        else:
-            better = phi < best_phi
-            n_better = int(np.sum(phi < best_phi - 1e-12 * (1.0 + np.abs(best_phi))))   # beyond rounding
-            best[better] = chi[better]; best_phi = np.where(better, phi, best_phi)
-    s = act.value(best, mask=S.mask, c=c)
-    r = (S.y - np.sum(s * omv, -1)) / (1.0 + V_v * np.sum(s * s, -1))
-    gk, gv = (best - omk) / V_k * S.mask, r[:, None] * s
-    if vhat == "jacobian" or Ak is None or Av is None:
-        Jd = _prox_jacobian_diag(act, best, omv, S, r, s, V_k, V_v, c)
-        jk, jv = -alpha * np.mean(Jd[0]), -alpha * np.mean(Jd[1])
-    Vh_k = -alpha * np.mean(_lsum(gk * Ak)) if (Ak is not None and vhat == "stein") else jk
-    Vh_v = -alpha * np.mean(_lsum(gv * Av)) if (Av is not None and vhat == "stein") else jv
-    hats = np.array([alpha * np.mean(_lsum(gk * Bk)) + Vh_k * m_k, alpha * np.mean(_lsum(gk * gk)), Vh_k,
-                     alpha * np.mean(_lsum(gv * Bv)) + Vh_v * m_v, alpha * np.mean(_lsum(gv * gv)), Vh_v])
-    return hats, dict(chi=best, r=r, phi=best_phi, s=s, n_better=n_better)
-
 def prior_update(hats, # the six conjugates (mhat_k, qhat_k, Vhat_k, mhat_v, qhat_v, Vhat_v)
                  lam_k:float, # ridge strength of k
                  lam_v:float, # ridge strength of v
@@ -714,6 +697,57 @@ def prior_update(hats, # the six conjugates (mhat_k, qhat_k, Vhat_k, mhat_v, qha
         V = 1.0 / (lam + Vh)
         out += [V * mh, V * V * (qh + mh * mh), V]
     return np.array(out)
+
+# %% ../../nbs/02a_slr_replica.ipynb #upd-prox
+def _prox_solve(act, x, S, c, warm, xtol, starts):
+    """The prox of every sample at the overlaps x: Newton from the warm start and/or omega^k, or the
+    global prox (see _channel_update): (chi, phi, n_better)."""
+    omk, omv, _, _ = _fields(x, S)
+    V_k, V_v = x[2], x[5]
+    best = best_phi = None
+    n_better = 0
+    if starts == "global":       # n_better counts the samples the global prox improves
+        best, best_phi, _ = _prox_newton(act, omk, omv, S.y, V_k, V_v, S.mask, c, x0=warm, xtol=xtol)
+        chi, phi, _ = _prox_global(act, omk, omv, S.y, V_k, V_v, S.mask, c, warm=best, xtol=xtol)
+        n_better = int(np.sum(phi < best_phi - 1e-12 * (1.0 + np.abs(best_phi))))
+        return chi, phi, n_better
+    x0s = [omk] if warm is None else [warm] if starts == "warm" else [warm, omk]
+    for x0 in x0s:
+        chi, phi, _ = _prox_newton(act, omk, omv, S.y, V_k, V_v, S.mask, c, x0=x0, xtol=xtol,
+                                   merge=None if best is None else (best, best_phi))
+        if best is None:
+            best, best_phi = chi, phi; continue
+        better = phi < best_phi
+        n_better = int(np.sum(phi < best_phi - 1e-12 * (1.0 + np.abs(best_phi))))   # beyond rounding
+        best[better] = chi[better]; best_phi = np.where(better, phi, best_phi)
+    return best, best_phi, n_better
+
+# %% ../../nbs/02a_slr_replica.ipynb #upd-hats
+def _hats(act, x, S, alpha, c, best, vhat):
+    "The six conjugates from the prox solutions `best` at the overlaps x: (hats, s, r)."
+    m_k, q_k, V_k, m_v, q_v, V_v = x
+    omk, omv, _, _ = _fields(x, S)
+    Ak, Bk, Av, Bv = _stein_weights(x, S)
+    s = act.value(best, mask=S.mask, c=c)
+    r = (S.y - np.sum(s * omv, -1)) / (1.0 + V_v * np.sum(s * s, -1))
+    gk, gv = (best - omk) / V_k * S.mask, r[:, None] * s
+    if vhat == "jacobian" or Ak is None or Av is None:
+        Jd = _prox_jacobian_diag(act, best, omv, S, r, s, V_k, V_v, c)
+        jk, jv = -alpha * np.mean(Jd[0]), -alpha * np.mean(Jd[1])
+    Vh_k = -alpha * np.mean(_lsum(gk * Ak)) if (Ak is not None and vhat == "stein") else jk
+    Vh_v = -alpha * np.mean(_lsum(gv * Av)) if (Av is not None and vhat == "stein") else jv
+    hats = np.array([alpha * np.mean(_lsum(gk * Bk)) + Vh_k * m_k, alpha * np.mean(_lsum(gk * gk)),
+                     Vh_k, alpha * np.mean(_lsum(gv * Bv)) + Vh_v * m_v,
+                     alpha * np.mean(_lsum(gv * gv)), Vh_v])
+    return hats, s, r
+
+# %% ../../nbs/02a_slr_replica.ipynb #upd-core
+def _channel_update(act, x, S, alpha, c=0.0, warm=None, xtol=1e-10, vhat="stein", starts="both"):
+    """Channel side of the RS equations (see channel_update): multi-start Newton prox, then the six
+    conjugates: (hats, aux)."""
+    best, best_phi, n_better = _prox_solve(act, x, S, c, warm, xtol, starts)
+    hats, s, r = _hats(act, x, S, alpha, c, best, vhat)
+    return hats, dict(chi=best, r=r, phi=best_phi, s=s, n_better=n_better)
 
 # %% ../../nbs/02a_slr_replica.ipynb #update-public
 def _overlaps6(x, S, chi=None, need_chi=False):
@@ -1338,36 +1372,85 @@ def _mc_test_error(act, x, S, noise, c):
     per = noise**2 + 1.0 - 2 * m_v * s[np.arange(len(s)), S.eps] + q_v * np.sum(s * s, -1)
     return float(per.mean()), float(per.std(ddof=1) / math.sqrt(len(per)))
 
-def _solve_one(job, S, x0, warm_chi, fp_kw, guard_rounds=3):
-    """The fixed point on one channel sample (common random numbers), then the conjugates at it.
-
-    Prox starts at each evaluation: `job.o.prox_starts` ("both": warm and omega^k; "warm"; "global": prox_global).
-    At the fixed point the guard prox (`job.guard`, prox_global by default) runs; where it finds a lower minimum for
-    some sample the iteration continues from there, warm-started in the new basins (up to guard_rounds more rounds:
-    a prox_global at every evaluation would make the map jump and stall the iteration)."""
+# %% ../../nbs/02a_slr_replica.ipynb #solve-map
+def _replica_map(job, S, state):
+    "The map x -> F(x) of one channel sample; the prox solutions of the last call stay in `state`."
     o = job.o
-    state = dict(chi=None if warm_chi is None else np.array(warm_chi, float))
     def F(x):
         if not (x[2] > 0 and x[5] > 0 and x[1] >= 0 and x[4] >= 0): return np.full(6, np.nan)
         if max(x[2], x[5]) > _V_MAX:
             raise ConvergenceError(
-                f"replica_erm: the susceptibility V reached {max(x[2], x[5]):.3g} > {_V_MAX:g} (lam_k="
-                f"{job.lam_k:g}, lam_v={job.lam_v:g}, alpha={job.alpha:g}): with a ridge this weak the iteration "
-                "diverges before reaching a finite fixed point; use a larger lam or a start closer to the solution",
-                x=x)
-        hats, aux = _channel_update(job.act, x, S, job.alpha, job.c, state["chi"], o.xtol, o.vhat, o.prox_starts)
+                f"replica_erm: the susceptibility V reached {max(x[2], x[5]):.3g} > {_V_MAX:g} "
+                f"(lam_k={job.lam_k:g}, lam_v={job.lam_v:g}, alpha={job.alpha:g}): with a ridge "
+                "this weak the iteration diverges before reaching a finite fixed point; use a "
+                "larger lam or a start closer to the solution", x=x)
+        hats, aux = _channel_update(job.act, x, S, job.alpha, job.c, state["chi"], o.xtol, o.vhat,
+                                    o.prox_starts)
         state["chi"] = aux["chi"]
         return prior_update(hats, job.lam_k, job.lam_v)
-    n_it = 0
+    return F
+
+# %% ../../nbs/02a_slr_replica.ipynb #solve-guard
+_GUARD_MOVE, _GUARD_GAP = 0.05, 0.05   # a prox moved this far (relative) changed basin; gap margin
+
+def _guard(job, x, S, warm, ref):
+    """The global prox at the overlaps x, warm-started: on every sample when `ref` is None, else
+    only where the prox changed basin since the last full scan `ref` = (chi, gap) or where that
+    scan found a second minimum within the margin _GUARD_GAP (1 + |phi|) of the lowest.
+    Returns (chi, phi, n_better, ref)."""
+    o, act = job.o, job.act
+    omk, omv, _, _ = _fields(x, S)
+    chi, phi, _ = _prox_newton(act, omk, omv, S.y, x[2], x[5], S.mask, job.c, x0=warm, xtol=o.xtol)
+    if ref is None: idx = np.arange(len(chi))
+    else:
+        moved = _lmax(np.abs(chi - ref[0])) > _GUARD_MOVE * (1.0 + _lmax(np.abs(ref[0])))
+        idx = np.flatnonzero(moved | (ref[1] < _GUARD_GAP * (1.0 + np.abs(phi))))
+        if idx.size == 0: return chi, phi, 0, ref
+    cut = lambda a: None if a is None else a[idx]
+    g, gp, _, gap = _prox_global(act, omk[idx], omv[idx], S.y[idx], x[2], x[5], cut(S.mask), job.c,
+                                 warm=chi[idx], xtol=o.xtol, gap=True)
+    better = gp < phi[idx] - 1e-12 * (1.0 + np.abs(phi[idx]))
+    chi[idx], phi[idx] = g, np.minimum(gp, phi[idx])
+    if ref is None: ref = (chi.copy(), gap)
+    else:
+        ref[0][idx], ref[1][idx] = g, gap
+    return chi, phi, int(np.sum(better)), ref
+
+# %% ../../nbs/02a_slr_replica.ipynb #solve-one
+_GUARD_ATOL = 1e-3   # the first global guard runs once the undamped residual is below this
+
+def _solve_one(job, S, x0, warm_chi, fp_kw, guard_rounds=3, guard=True):
+    """The fixed point on one channel sample (common random numbers), then the conjugates at it.
+
+    With the global guard (`job.guard`): a coarse solve (residual below _GUARD_ATOL), the global prox
+    of every sample there, the final solve warm-started in those basins, then the guard again where
+    the prox changed basin or had a near-degenerate second minimum (see _guard); where it finds a
+    lower minimum the iteration continues from there (up to guard_rounds more rounds)."""
+    o = job.o
+    state = dict(chi=None if warm_chi is None else np.array(warm_chi, float))
+    F = _replica_map(job, S, state)
+    glob = guard and job.guard == "global" and o.prox_starts != "global"
+    n_it, hist, ref = 0, [], None
+    if glob and fp_kw["atol"] < _GUARD_ATOL:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            res = fixed_point(F, x0, names=ORDER, **dict(fp_kw, atol=_GUARD_ATOL, on_fail="warn"))
+        n_it, hist = int(res.n_iter), list(res.history or [])
+        if np.all(np.isfinite(res.x)): x0 = res.x
+        if res.converged: state["chi"], _, _, ref = _guard(job, res.x, S, state["chi"], None)
     for _ in range(guard_rounds + 1):
         res = fixed_point(F, x0, names=ORDER, **fp_kw)
-        n_it += int(res.n_iter)
-        hats, aux = _channel_update(job.act, res.x, S, job.alpha, job.c, state["chi"], o.xtol, o.vhat, job.guard)
-        if not res.converged or aux["n_better"] == 0 or o.prox_starts == job.guard: break
-        state["chi"], x0 = aux["chi"], res.x
-    res.n_iter = n_it
-    return res, hats, aux
-
+        n_it += int(res.n_iter); hist += list(res.history or [])
+        chi, n_better = state["chi"], 0
+        if glob: chi, _, n_better, ref = _guard(job, res.x, S, chi, ref)
+        else:
+            starts = job.guard if guard else o.prox_starts
+            chi = _prox_solve(job.act, res.x, S, job.c, chi, o.xtol, starts)[0]
+        hats, s, r = _hats(job.act, res.x, S, job.alpha, job.c, chi, o.vhat)
+        if not res.converged or n_better == 0: break
+        state["chi"], x0 = chi, res.x
+    res.n_iter, res.history = n_it, hist
+    return res, hats, dict(chi=chi, r=r, s=s)
 
 # %% ../../nbs/02a_slr_replica.ipynb #rep-job
 _V_MAX = 1e6   # a susceptibility above this means the ridge is too weak for a finite RS fixed point
@@ -1434,7 +1517,7 @@ def _presolve(job, S, x0, fp_kw):
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            r0, _, _ = _solve_one(job, S0, x0, None, dict(fp_kw, atol=10 * fp_kw["atol"], on_fail="warn"), 0)
+            r0, _, _ = _solve_one(job, S0, x0, None, dict(fp_kw, atol=10 * fp_kw["atol"], on_fail="warn"), 0, guard=False)
     except ConvergenceError: return x0, 0
     ok = np.all(np.isfinite(r0.x)) and r0.x[2] > 0 and r0.x[5] > 0
     return (r0.x if ok else x0), int(r0.n_iter)
@@ -1747,6 +1830,7 @@ def label_branches(rows:list, # rows of replica_curve (possibly from several cal
 
 # %% ../../nbs/02a_slr_replica.ipynb #99553217
 def _prox_matrix_grad(act, chi, omk, omv, y, P, mask, c):
+    "phi, its gradient in chi, the value prox z-hat and the residual of the matrix-form prox."
     a, b, d = P[0, 0], P[0, 1], P[1, 1]
     s = act.value(chi, mask=mask, c=c)
     e = (chi - omk) * mask
@@ -1760,20 +1844,24 @@ def _prox_matrix_grad(act, chi, omk, omv, y, P, mask, c):
     grad = (a * e + b * delta - res[:, None] * act.vjp(chi, zh, mask=mask, c=c)) * mask
     return phi, grad, zh, res
 
+# %% ../../nbs/02a_slr_replica.ipynb #mat-obj
 def _prox_matrix_objective(act, P, c):
+    "The matrix-form prox objective for batched_newton (Hessian: central differences of the gradient)."
+    grad = lambda x, omk, omv, y, mask: _prox_matrix_grad(act, x, omk, omv, y, P, mask, c)[1]
     def obj(x, omk, omv, y, mask, derivatives=False):
         phi, g, _, _ = _prox_matrix_grad(act, x, omk, omv, y, P, mask, c)
         if not derivatives: return phi
         n, L = x.shape; h = 1e-6 * (1 + np.abs(x)); H = np.empty((n, L, L))
         for j in range(L):
             e = np.zeros_like(x); e[:, j] = h[:, j]
-            H[:, :, j] = (_prox_matrix_grad(act, x + e, omk, omv, y, P, mask, c)[1]
-                          - _prox_matrix_grad(act, x - e, omk, omv, y, P, mask, c)[1]) / (2 * h[:, j:j + 1])
+            dg = grad(x + e, omk, omv, y, mask) - grad(x - e, omk, omv, y, mask)
+            H[:, :, j] = dg / (2 * h[:, j:j + 1])
         H = 0.5 * (H + H.transpose(0, 2, 1))
         H[:, np.arange(L), np.arange(L)] += (~mask) * 1.0
         return phi, g, H
     return obj
 
+# %% ../../nbs/02a_slr_replica.ipynb #mat-result
 @dataclass
 class MatrixReplicaResult:
     """RS fixed point in the general 2x2-matrix form.
@@ -1818,11 +1906,65 @@ class MatrixReplicaResult:
     n_iter: int # iterations of the fixed-point map
     residual: float # undamped residual at the last iterate
 
-def _pack(M, Q, V): return np.array([*M.ravel(), Q[0, 0], Q[0, 1], Q[1, 1], V[0, 0], V[0, 1], V[1, 1]])
+# %% ../../nbs/02a_slr_replica.ipynb #mat-pack
+def _pack(M, Q, V):
+    "The ten unknowns of the matrix form as a vector."
+    return np.array([*M.ravel(), Q[0, 0], Q[0, 1], Q[1, 1], V[0, 0], V[0, 1], V[1, 1]])
+
 def _unpack(x):
-    M = x[:4].reshape(2, 2); Q = np.array([[x[4], x[5]], [x[5], x[6]]]); V = np.array([[x[7], x[8]], [x[8], x[9]]])
+    "(M, Q, V) from the vector of _pack."
+    M = x[:4].reshape(2, 2)
+    Q = np.array([[x[4], x[5]], [x[5], x[6]]]); V = np.array([[x[7], x[8]], [x[8], x[9]]])
     return M, Q, V
 
+# %% ../../nbs/02a_slr_replica.ipynb #mat-channel
+def _matrix_channel(act, S, x, alpha, c, state):
+    "Channel side of the matrix form at x = _pack(M, Q, V): (Mhat, Qhat, Vhat), or None off the domain."
+    M, Q, V = _unpack(x)
+    C = Q - M @ M.T
+    if np.linalg.eigvalsh(V).min() <= 0 or np.linalg.eigvalsh(C).min() <= 0: return None
+    Lc = np.linalg.cholesky(C); P = np.linalg.inv(V)
+    H1, H2 = S.chi_star, S.z_star
+    omk = (M[0, 0] * H1 + M[0, 1] * H2 + Lc[0, 0] * S.xi_k) * S.mask
+    omv = (M[1, 0] * H1 + M[1, 1] * H2 + Lc[1, 0] * S.xi_k + Lc[1, 1] * S.xi_v) * S.mask
+    obj = _prox_matrix_objective(act, P, c)
+    best, bphi = None, None
+    for x0 in ([omk] if state["chi"] is None else [state["chi"], omk]):
+        chi, phi, _ = _batched_newton(obj, x0, (omk, omv, S.y, S.mask), floor=1e-8 * np.abs(P).max(),
+                                      xtol=1e-9)
+        if best is None: best, bphi = chi, phi
+        else:
+            bt = phi < bphi; best[bt] = chi[bt]; bphi = np.where(bt, phi, bphi)
+    state["chi"] = best
+    _, _, zh, _ = _prox_matrix_grad(act, best, omk, omv, S.y, P, S.mask, c)
+    G = np.stack([P[0, 0] * (best - omk) + P[0, 1] * (zh - omv),
+                  P[1, 0] * (best - omk) + P[1, 1] * (zh - omv)], -1) * S.mask[..., None]   # (n, L, 2)
+    Xi = np.stack([S.xi_k, S.xi_v], -1); Hs = np.stack([H1, H2], -1); n = len(S.y)
+    Vhat = -alpha * np.einsum("nla,nlb->ab", G, Xi) / n @ np.linalg.inv(Lc)
+    Vhat = 0.5 * (Vhat + Vhat.T)
+    Qhat = alpha * np.einsum("nla,nlb->ab", G, G) / n
+    Mhat = alpha * np.einsum("nla,nlb->ab", G, Hs) / n + Vhat @ M
+    return Mhat, Qhat, Vhat
+
+# %% ../../nbs/02a_slr_replica.ipynb #mat-opts
+_MATRIX_KNOBS = ("n_mc", "damping", "atol", "max_iter")   # the ReplicaOptions fields the matrix form uses
+_MATRIX_DEFAULTS = dict(n_mc=10_000, atol=1e-5)           # its own defaults (a smaller sample)
+
+def _matrix_options(options, legacy):
+    "The options of replica_erm_matrix: its defaults, `options` (ReplicaOptions or dict), old keywords."
+    import dataclasses
+    if options is None or isinstance(options, dict): options = {**_MATRIX_DEFAULTS, **(options or {})}
+    o = replica_options(options, None)
+    if legacy:
+        bad = sorted(set(legacy) - set(_MATRIX_KNOBS))
+        if bad: raise TypeError(f"replica_erm_matrix() got unexpected keyword argument(s) {bad}")
+        warnings.warn(f"replica_erm_matrix(): {', '.join(sorted(legacy))} as keywords is deprecated, "
+                      "use options=ReplicaOptions(...) or options={...} (the keywords are accepted "
+                      "until the next release)", DeprecationWarning, stacklevel=_user_stacklevel())
+        o = dataclasses.replace(o, **legacy)
+    return o
+
+# %% ../../nbs/02a_slr_replica.ipynb #mat-erm
 @renamed_params(mc_seed="seed")
 def replica_erm_matrix(model:SLRModel, # SpikedSLR or MaxSLR
                        activation, # name or Activation
@@ -1832,16 +1974,15 @@ def replica_erm_matrix(model:SLRModel, # SpikedSLR or MaxSLR
                        offdiag:float=0.05, # off-manifold perturbation of the start (all cross entries)
                        lam_k:float|None=None, # ridge strength of k
                        lam_v:float|None=None, # ridge strength of v
-                       n_mc:int=10_000, # Monte Carlo samples of the channel
-                       seed=0, # seed of the channel sample (int or Generator; `mc_seed`: deprecated alias)
-                       damping:float=0.3, # weight on the OLD iterate
-                       atol:float=1e-5, # tolerance on the undamped residual
-                       max_iter:int=500, # maximum iterations
+                       *,
+                       seed=0, # seed of the channel sample (int or Generator; `mc_seed`: deprecated)
                        on_fail:str="raise", # "raise" ConvergenceError or "warn"
                        c:float=0.0, # erf offset (fixed)
+                       options=None, # ReplicaOptions or a dict: n_mc (default 10000), damping, atol
+                                     # (default 1e-5) and max_iter are used
+                       **legacy, # deprecated: n_mc, damping, atol, max_iter as keywords
                       ) -> MatrixReplicaResult:
-    """RS fixed point of ridge square-loss ERM in the general 2x2-matrix form (a cross-check of the
-    six-parameter form).
+    """The RS fixed point in the general 2x2-matrix form (a cross-check of the six-parameter form).
 
     Parameters
     ----------
@@ -1861,65 +2002,41 @@ def replica_erm_matrix(model:SLRModel, # SpikedSLR or MaxSLR
         ridge strength of k
     lam_v : float | None, default None
         ridge strength of v
-    n_mc : int, default 10000
-        Monte Carlo samples of the channel
     seed : default 0
-        seed of the channel sample (int or Generator; `mc_seed`: deprecated alias)
-    damping : float, default 0.3
-        weight on the OLD iterate
-    atol : float, default 1e-05
-        tolerance on the undamped residual
-    max_iter : int, default 500
-        maximum iterations
+        seed of the channel sample (int or Generator; `mc_seed`: deprecated)
     on_fail : str, default 'raise'
         "raise" ConvergenceError or "warn"
     c : float, default 0.0
         erf offset (fixed)
+    options : default None
+        ReplicaOptions or a dict: n_mc (default 10000), damping, atol (default 1e-5) and max_iter
+        are used
+    **legacy
+        deprecated: n_mc, damping, atol, max_iter as keywords
     """
-    act = get_activation(activation)
+    o = _matrix_options(options, legacy)
+    act = get_activation(activation); _slr_model(model)
     alpha = check_positive("alpha", alpha); lam = check_positive("lam", lam)
-    Lam = np.diag([lam if lam_k is None else check_positive("lam_k", lam_k), lam if lam_v is None else check_positive("lam_v", lam_v)])
-    x6 = init.x if isinstance(init, ReplicaResult) else _start(model, init)
-    m_k, q_k, V_k, m_v, q_v, V_v = x6
-    o = check_real("offdiag", offdiag)
-    x0 = _pack(np.array([[m_k, o], [o, m_v]]), np.array([[q_k, o], [o, q_v]]), np.array([[V_k, o * min(V_k, V_v)], [o * min(V_k, V_v), V_v]]))
-    S = channel_sample(model, n_mc, seed)
-    H1, H2 = S.chi_star, S.z_star
+    Lam = np.diag([lam if lam_k is None else check_positive("lam_k", lam_k),
+                   lam if lam_v is None else check_positive("lam_v", lam_v)])
+    c = check_real("c", c); _option("on_fail", on_fail, ("raise", "warn"))
+    m_k, q_k, V_k, m_v, q_v, V_v = init.x if isinstance(init, ReplicaResult) else _start(model, init)
+    e = check_real("offdiag", offdiag); ev = e * min(V_k, V_v)
+    x0 = _pack(np.array([[m_k, e], [e, m_v]]), np.array([[q_k, e], [e, q_v]]),
+               np.array([[V_k, ev], [ev, V_v]]))
+    S = channel_sample(model, o.n_mc, seed)
     state = dict(chi=None)
-    def channel(x):
-        M, Q, V = _unpack(x)
-        C = Q - M @ M.T
-        if np.linalg.eigvalsh(V).min() <= 0 or np.linalg.eigvalsh(C).min() <= 0: return None
-        Lc = np.linalg.cholesky(C); P = np.linalg.inv(V)
-        omk = (M[0, 0] * H1 + M[0, 1] * H2 + Lc[0, 0] * S.xi_k) * S.mask
-        omv = (M[1, 0] * H1 + M[1, 1] * H2 + Lc[1, 0] * S.xi_k + Lc[1, 1] * S.xi_v) * S.mask
-        obj = _prox_matrix_objective(act, P, c)
-        best, bphi = None, None
-        for x0_ in ([omk] if state["chi"] is None else [state["chi"], omk]):
-            chi, phi, _ = batched_newton(obj, x0_, (omk, omv, S.y, S.mask), floor=1e-8 * np.abs(P).max(), xtol=1e-9)
-            if best is None: best, bphi = chi, phi
-            else:
-                bt = phi < bphi; best[bt] = chi[bt]; bphi = np.where(bt, phi, bphi)
-        state["chi"] = best
-        _, _, zh, _ = _prox_matrix_grad(act, best, omk, omv, S.y, P, S.mask, c)
-        gk = P[0, 0] * (best - omk) + P[0, 1] * (zh - omv)
-        gv = P[1, 0] * (best - omk) + P[1, 1] * (zh - omv)
-        G = np.stack([gk * S.mask, gv * S.mask], -1)                       # (n, L, 2)
-        Xi = np.stack([S.xi_k, S.xi_v], -1); Hs = np.stack([H1, H2], -1)
-        Vhat = -alpha * np.einsum("nla,nlb->ab", G, Xi) / len(S.y) @ np.linalg.inv(Lc)
-        Vhat = 0.5 * (Vhat + Vhat.T)
-        Qhat = alpha * np.einsum("nla,nlb->ab", G, G) / len(S.y)
-        Mhat = alpha * np.einsum("nla,nlb->ab", G, Hs) / len(S.y) + Vhat @ M
-        return Mhat, Qhat, Vhat
     def F(x):
-        out = channel(x)
+        out = _matrix_channel(act, S, x, alpha, c, state)
         if out is None: return np.full(10, np.nan)
         Mhat, Qhat, Vhat = out
         Vn = np.linalg.inv(Lam + Vhat)
         Mn = Vn @ Mhat; Qn = Vn @ (Qhat + Mhat @ Mhat.T) @ Vn
         return _pack(Mn, 0.5 * (Qn + Qn.T), 0.5 * (Vn + Vn.T))
-    res = fixed_point(F, x0, damping=damping, atol=atol, rtol=0.0, max_iter=max_iter, on_fail=on_fail)
+    res = fixed_point(F, x0, damping=o.damping, atol=o.atol, rtol=0.0, max_iter=o.max_iter,
+                      on_fail=on_fail)
     M, Q, V = _unpack(res.x)
-    Mhat, Qhat, Vhat = channel(res.x)
-    te, se = population_risk_mc(model, act, M, Q, c=c, n=n_mc, seed=seed)
-    return MatrixReplicaResult(alpha, M, Q, V, Mhat, Qhat, Vhat, te, se, bool(res.converged), int(res.n_iter), float(res.residual))
+    Mhat, Qhat, Vhat = _matrix_channel(act, S, res.x, alpha, c, state)
+    te, se = population_risk_mc(model, act, M, Q, c=c, n=o.n_mc, seed=seed)
+    return MatrixReplicaResult(alpha, M, Q, V, Mhat, Qhat, Vhat, te, se, bool(res.converged),
+                               int(res.n_iter), float(res.residual))

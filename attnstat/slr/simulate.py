@@ -22,9 +22,8 @@ from .models import SLRModel, check_model
 from ..sweep import BACKENDS, max_jobs, run_sweep
 
 # %% auto #0
-__all__ = ['OVERLAPS', 'erm_objective', 'erm_objective_batch', 'lbfgs_batch', 'SimulationResult',
-           'ErmOptions', 'simulate_erm', 'save_table', 'load_table', 'cached_table',
-           'simulate_sweep', 'summarise']
+__all__ = ['OVERLAPS', 'erm_objective', 'erm_objective_batch', 'lbfgs_batch', 'SimulationResult', 'ErmOptions', 'simulate_erm',
+           'save_table', 'load_table', 'cached_table', 'simulate_sweep', 'summarise']
 
 # %% ../../nbs/02b_slr_finite_samples.ipynb #erm-data
 def _check_data(X, y, mask):
@@ -35,9 +34,14 @@ def _check_data(X, y, mask):
         raise ValueError(f"X must have shape (N, L, D) with N, L, D >= 1, got shape {X.shape}")
     if not np.isfinite(X).all(): raise ValueError("X must contain only finite numbers")
     N, L, _ = X.shape
-    y = check_array("y", y, shape=(N,))
+    y = check_array("y", y, ndim=1)
+    if y.shape != (N,):
+        raise ValueError(f"y must have shape (N,) = ({N},) (N from the shape of X), got {y.shape}")
     if mask is None: return X, y, None
-    mask = check_array("mask", mask, shape=(N, L))
+    mask = check_array("mask", mask, ndim=2)
+    if mask.shape != (N, L):
+        raise ValueError(f"mask must have shape (N, L) = ({N}, {L}) (from the shape of X), "
+                         f"got {mask.shape}")
     if not np.isin(mask, (0, 1)).all():
         raise ValueError("mask must hold booleans (True on the real tokens)")
     mask = mask.astype(bool)
