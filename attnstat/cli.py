@@ -11,12 +11,14 @@ import click
 from . import __version__
 
 # %% auto #0
-__all__ = ['HIDDEN_ALIASES', 'SLR_ACTIVATION', 'RMT_NONLINEARITY', 'RMT_RESIDUAL', 'RMT_HEAD_FAMILY', 'RMT_HEAD_MODE',
-           'MAX_HEADS', 'to_jsonable', 'format_text', 'emit', 'library_errors', 'OneLineCommand', 'OneLineGroup',
-           'FloatList', 'json_option', 'cli', 'main', 'slr', 'rmt', 'RegistryChoice', 'NuValue', 'model_options',
-           'make_model', 'bayes', 'population', 'load_heads', 'geometry_options', 'activation_options', 'hermite',
-           'error', 'rmt_simulation_bytes', 'rmt_simulate', 'reproduce', 'replica', 'slr_simulation_bytes',
-           'slr_simulate', 'amp', 'bayes_branches', 'dynamics']
+__all__ = ['HIDDEN_ALIASES', 'SLR_ACTIVATION', 'RMT_NONLINEARITY', 'RMT_RESIDUAL',
+           'RMT_HEAD_FAMILY', 'RMT_HEAD_MODE', 'MAX_HEADS', 'to_jsonable', 'format_text', 'emit',
+           'library_errors', 'OneLineCommand', 'OneLineGroup', 'FloatList', 'json_option', 'cli',
+           'main', 'slr', 'rmt', 'RegistryChoice', 'NuValue', 'model_options', 'feature_options',
+           'make_model', 'make_feature_model', 'bayes', 'population', 'load_heads',
+           'geometry_options', 'activation_options', 'hermite', 'error', 'rmt_simulation_bytes',
+           'rmt_simulate', 'reproduce', 'replica', 'slr_simulation_bytes', 'slr_simulate', 'amp',
+           'bayes_branches', 'dynamics']
 
 # %% ../nbs/05b_cli.ipynb #10535aea
 def to_jsonable(obj, # a result: dataclass, dict, list, array, numpy scalar or plain value
@@ -101,8 +103,8 @@ _CLI_WORDS = {"require_a1=False": "--no-require-a1", "fresh=True": "--fresh",
               "start afresh (run_sweep(..., --fresh); `attnstat reproduce --fresh`)":
                   "rerun with --fresh"}
 # library parameters that the command line sets through another option (mu through --snr, --r
-# and --phi)
-_ALIASES = {"mu": "snr", "w_K": "r", "w_Q": "r_Q"}
+# and --phi; the presence p of MultiFeatureSLR through --presence, the heads H through --heads)
+_ALIASES = {"mu": "snr", "w_K": "r", "w_Q": "r_Q", "p": "presence", "H": "heads", "n": "n_mc"}
 
 def _option_for(message:str, command:click.Command):
     "The option of `command` that `message` starts with ('nu must' -> --nu, 'gammas' -> --gamma)."
@@ -114,6 +116,11 @@ def _option_for(message:str, command:click.Command):
     for cand in (name, name.lower(), plural, "mc_" + name, _ALIASES.get(name)):
         if cand in opts: return f"'{max(opts[cand].opts, key=len)}'"
     return None
+
+def _typed(ctx, name:str) -> bool:
+    "Whether option `name` (its parameter name) was typed on the command line."
+    from click.core import ParameterSource
+    return ctx.get_parameter_source(name) == ParameterSource.COMMANDLINE
 
 def _given(ctx) -> list|None:
     "The options set on the command line, as typed (to name them when a failure names none)."
@@ -388,7 +395,26 @@ class NuValue(FloatList):
         out = super().convert(value, param, ctx)
         return out[0] if len(out) == 1 else out
 
+def _nu_value(values:tuple, # the --nu values, one per time it was given
+              features:bool, # whether the command takes several features
+             ):
+    "One --nu (a number or a per-position list), or with `features` a tuple of one number each."
+    if len(values) == 1: return values[0]
+    if not features:
+        raise click.BadParameter("is given more than once; several features apply to slr bayes, "
+                                 "slr population and slr dynamics", param_hint="'--nu'")
+    if any(isinstance(v, list) for v in values):
+        raise click.BadParameter("per-position strengths (a comma-separated list) apply to one "
+                                 "feature; repeat --nu with one number per feature",
+                                 param_hint="'--nu'")
+    return tuple(values)
+
+_FEATURE_HELP = ("Presence probability p in (0, 1] of the feature (repeat it, or --nu, for several "
+                 "features: MultiFeatureSLR, whose Bayes predictor is softmax with a sink C* = "
+                 "(1 - p) L e^(nu/2)/p); default 1, the spiked-SLR of the other commands.")
+
 def model_options(f, # a click command callback
+                  features:bool=False, # also --presence and a repeatable --nu (several features)
                  ):
     """Options --model, --L, --nu, --noise, --prior, --bias that build a SpikedSLR or MaxSLR
     (position dependence: see 01f_slr_positional).
@@ -397,22 +423,25 @@ def model_options(f, # a click command callback
     ----------
     f
         a click command callback
+    features : bool, default False
+        also --presence and a repeatable --nu (several features)
     """
     @functools.wraps(f)
-    def inner(*args, prior=None, bias=None, **kw):
+    def inner(*args, prior=None, bias=None, nu=(), **kw):
         # --prior and --bias reach make_model through the click context, so that no command's
         # signature changes
         ctx = click.get_current_context(silent=True)
         if ctx is not None: ctx.meta["attnstat_positional"] = {"prior": prior, "bias": bias}
-        return f(*args, **kw)
-    for opt in reversed([
+        return f(*args, nu=_nu_value(nu, features), **kw)
+    more = " Repeat it for several features (with --presence)." if features else ""
+    opts = [
         click.option("--model", type=click.Choice(["spiked", "max"]), default="spiked",
                      show_default=True, help="SpikedSLR or MaxSLR."),
         click.option("--L", "L", type=int, default=2, show_default=True,
                      help="Sequence length L >= 1."),
-        click.option("--nu", type=NuValue(), required=True,
+        click.option("--nu", type=NuValue(), required=True, multiple=True,
                      help="Signal strength nu >= 0 (inf allowed for --model max); spiked: a "
-                          "comma-separated list gives per-position strengths nu_1..nu_L."),
+                          "comma-separated list gives per-position strengths nu_1..nu_L." + more),
         click.option("--noise", type=float, default=0.0, show_default=True,
                      help="Label noise Delta >= 0."),
         click.option("--prior", type=FloatList(), default=None,
@@ -421,9 +450,22 @@ def model_options(f, # a click command callback
         click.option("--bias", type=FloatList(), default=None,
                      help="Max: positional bias b*_1..b*_L of the location law "
                           "softmax(nu chi* + b*)."),
-    ]): inner = opt(inner)
+    ]
+    if features:
+        opts.insert(4, click.option("--presence", type=float, multiple=True, help=_FEATURE_HELP))
+    for opt in reversed(opts): inner = opt(inner)
     return inner
 
+def feature_options(f, # a click command callback
+                   ):
+    """model_options with --presence and a repeatable --nu: the multi-feature model MultiFeatureSLR.
+
+    Parameters
+    ----------
+    f
+        a click command callback
+    """
+    return model_options(f, features=True)
 def make_model(model:str, # "spiked" or "max"
                L:int, # sequence length
                nu, # signal strength (spiked; a list: per position) or inverse temperature (max)
@@ -464,6 +506,61 @@ def make_model(model:str, # "spiked" or "max"
                                "takes --bias")
     return MaxSLR(L, nu, noise=noise, bias=bias)
 
+def _features(nu, # --nu: a number, a per-position list, or a tuple (repeated --nu)
+              presence:tuple, # the --presence values (empty: 1)
+              K:int|None=None, # number of features (default: the longer of the two)
+             ) -> tuple:
+    "(nu_a), (p_a) of K features: --nu and --presence each given once (shared) or once per feature."
+    nus = nu if isinstance(nu, tuple) else (nu,)
+    ps = tuple(presence) or (1.0,)
+    K = max(len(nus), len(ps)) if K is None else K
+    for name, v in (("--nu", nus), ("--presence", ps)):
+        if len(v) not in (1, K):
+            raise click.BadParameter(f"give it once (shared) or once per feature (K = {K}), got "
+                                     f"{len(v)} values", param_hint=f"'{name}'")
+    return (nus * K if len(nus) == 1 else nus), (ps * K if len(ps) == 1 else ps)
+
+def _several(nus:tuple, ps:tuple, heads:int|None=None) -> bool:
+    "Whether the options ask for the multi-feature / multi-head theory (not today's one head)."
+    return len(nus) > 1 or any(p != 1 for p in ps) or (heads is not None and heads != 1)
+
+def make_feature_model(model:str, # --model (only "spiked" has several features)
+                       L:int, # sequence length
+                       nu, # --nu: a number or a tuple, one per feature
+                       presence:tuple, # --presence: one value (shared) or one per feature
+                       noise:float, # label-noise standard deviation
+                       K:int|None=None, # number of features (default: from nu and presence)
+                      ):
+    """MultiFeatureSLR (K features of strengths nu_a, presence p_a) from the CLI options.
+
+    Parameters
+    ----------
+    model : str
+        --model (only "spiked" has several features)
+    L : int
+        sequence length
+    nu
+        --nu: a number or a tuple, one per feature
+    presence : tuple
+        --presence: one value (shared) or one per feature
+    noise : float
+        label-noise standard deviation
+    K : int | None, default None
+        number of features (default: from nu and presence)
+    """
+    from attnstat.slr.multihead import MultiFeatureSLR
+    ctx = click.get_current_context(silent=True)
+    pos = ctx.meta.get("attnstat_positional", {}) if ctx is not None else {}
+    if model != "spiked" or pos.get("bias") is not None:
+        raise click.UsageError("--presence, --heads and several features apply to --model spiked "
+                               "(the multi-feature model MultiFeatureSLR), not to max-SLR or "
+                               "--bias")
+    if isinstance(nu, list):
+        raise click.BadParameter("per-position strengths apply to one feature present in every "
+                                 "sequence; give one number per feature", param_hint="'--nu'")
+    nus, ps = _features(nu, presence, K)
+    return MultiFeatureSLR(L, nus, ps, noise=noise, prior=pos.get("prior"))
+
 def _alias_seed(ctx, param, value):
     "click callback of the hidden --mc-seed alias: `value` unless it is negative."
     if value is not None and value < 0:
@@ -485,28 +582,42 @@ def _mc_seed_option(f, # a click command callback
     return click.option("--seed", type=int, default=0, show_default=True, callback=_nonneg_int,
                         help="Monte Carlo seed >= 0.")(wrapper)
 
+def _mf_bayes(ctx, model, L, nu, noise, presence, alpha, n_mc, seed) -> dict:
+    "slr bayes with several features or a presence < 1: the Bayes risk of MultiFeatureSLR (MC)."
+    if alpha is not None:
+        raise click.UsageError("--alpha (the finite-alpha Bayes error) applies to one feature "
+                               "present in every sequence; with --presence < 1 or several "
+                               "features the population Bayes risk is computed")
+    from attnstat.slr.multihead import mf_bayes_risk
+    mdl = make_feature_model(model, L, nu, presence, noise)
+    r = mf_bayes_risk(mdl, seed=seed, **({"n": n_mc} if _typed(ctx, "n_mc") else {}))
+    return {"model": "multi-feature", "L": L, "nu": mdl.nu, "presence": mdl.p, "noise": noise,
+            "features": mdl.K, **to_jsonable(r)}
+
 @slr.command()
-@model_options
+@feature_options
 @click.option("--alpha", type=float, default=None,
               help="Sample ratio N/D > 0: the finite-alpha Bayes-optimal error (default: the "
                    "population Bayes risk).")
 @click.option("--n-mc", "--n_mc", "n_mc", type=click.IntRange(min=100), default=50_000,
               show_default=True,
-              help="Monte Carlo samples (with --alpha), >= 100.")
+              help="Monte Carlo samples (with --alpha), >= 100; with --presence < 1 or several "
+                   "features: sequences per feature and replicate (default there 2^18).")
 @_mc_seed_option
 @json_option
 @library_errors
-def bayes(model, L, nu, noise, alpha, n_mc, seed, as_json):
+def bayes(model, L, nu, noise, presence, alpha, n_mc, seed, as_json):
     """Bayes risk: population (infinite data) or, with --alpha, the finite-alpha Bayes-optimal test
     error."""
-    from click.core import ParameterSource
     ctx = click.get_current_context()
-    typed = [o for o, p in (("--n-mc", "n_mc"), ("--seed", "seed"))
-             if ctx.get_parameter_source(p) == ParameterSource.COMMANDLINE]
+    if _several(*_features(nu, presence)):
+        emit(_mf_bayes(ctx, model, L, nu, noise, presence, alpha, n_mc, seed), as_json)
+        return
+    typed = [o for o, p in (("--n-mc", "n_mc"), ("--seed", "seed")) if _typed(ctx, p)]
     if alpha is None and typed:
         raise click.UsageError(f"{' and '.join(typed)} appl{'y' if len(typed) > 1 else 'ies'} "
-                               "only with --alpha (the finite-alpha Monte Carlo); the population "
-                               "Bayes risk is computed without sampling")
+                               "only with --alpha (the finite-alpha Monte Carlo) or --presence "
+                               "< 1; the population Bayes risk is computed without sampling")
     mdl = make_model(model, L, nu, noise)
     head = {"model": model, "L": L, "nu": nu, "noise": noise}
     if alpha is None:
@@ -523,8 +634,52 @@ def bayes(model, L, nu, noise, alpha, n_mc, seed, as_json):
         d = r.as_dict()
         emit({**head, **d, "risk": d["error"]}, as_json)
 
+_OVERLAP_OPTIONS = (("--m-k", "m_k"), ("--q-k", "q_k"), ("--m-v", "m_v"), ("--q-v", "q_v"),
+                    ("--c", "c"))
+
+def _mh_population(ctx, model, L, nu, noise, presence, activation, heads, n_mc, seed) -> dict:
+    "slr population with several heads or features, or a presence < 1: mh_optimal_risk."
+    typed = [o for o, p in _OVERLAP_OPTIONS if _typed(ctx, p)]
+    if typed:
+        raise click.UsageError(f"{', '.join(typed)}: for one head on one feature present in "
+                               "every sequence; the multi-head population theory optimises the "
+                               "overlaps and offsets")
+    from attnstat.slr.activations import SinkSoftmax, get_activation
+    from attnstat.slr.multihead import mh_optimal_risk
+    mdl = make_feature_model(model, L, nu, presence, noise)
+    sizes = {} if n_mc is None else {"n": n_mc, "n_eval": 4 * n_mc}
+    r = mh_optimal_risk(mdl, activation, H=heads, seed=seed, **sizes)
+    out = {"model": "multi-feature", "L": L, "nu": mdl.nu, "presence": mdl.p, "noise": noise,
+           "activation": activation, "features": mdl.K, "heads": int(r.c.size), "optimised": True,
+           **to_jsonable(r), "sink_star": mdl.sink_star}
+    if isinstance(get_activation(activation), SinkSoftmax): out["sink"] = r.sink
+    return out
+
+def _sh_population(ctx, model, L, nu, noise, activation, m_k, q_k, m_v, q_v, c) -> dict:
+    "slr population with one head on spiked- or max-SLR: at the given overlaps, or optimised."
+    from attnstat.slr.population import population_risk, optimal_population_risk
+    typed = [o for o, p in (("--n-mc", "n_mc"), ("--seed", "seed")) if _typed(ctx, p)]
+    if typed:
+        verb = "apply" if len(typed) > 1 else "applies"
+        raise click.UsageError(f"{' and '.join(typed)} {verb} to the multi-head population theory "
+                               "(--heads > 1, --presence < 1 or several features); one "
+                               "head is computed without sampling")
+    _check_offset(ctx, activation, c)
+    mdl = make_model(model, L, nu, noise)
+    given = {"--m-k": m_k, "--q-k": q_k, "--m-v": m_v, "--q-v": q_v}
+    head = {"model": model, "L": L, "nu": nu, "noise": noise, "activation": activation}
+    if all(v is None for v in given.values()):
+        r = optimal_population_risk(mdl, activation, c=c)
+        return {**head, "optimised": True, **to_jsonable(r)}
+    if any(v is None for v in given.values()):
+        missing = [k for k, v in given.items() if v is None]
+        raise click.UsageError("give all four overlaps --m-k, --q-k, --m-v, --q-v or none "
+                               f"(missing {', '.join(missing)})")
+    r = population_risk(mdl, activation, m_k, q_k, m_v, q_v, c=0.0 if c is None else c)
+    return {**head, "optimised": False, **to_jsonable(r)}
+
 @slr.command()
-@model_options
+@feature_options
 @click.option("--activation", type=SLR_ACTIVATION, default="softmax", show_default=True,
               help="Attention activation.")
 @click.option("--m-k", "--m_k", "m_k", type=float, default=None,
@@ -534,25 +689,25 @@ def bayes(model, L, nu, noise, alpha, n_mc, seed, as_json):
 @click.option("--q-v", "--q_v", "q_v", type=float, default=None, help="Overlap v.v/D >= m_v^2.")
 @click.option("--c", type=float, default=None,
               help="erf offset (default: 0 at given overlaps, optimised otherwise).")
+@click.option("--heads", type=int, default=None,
+              help="Heads H in [1, 16]: the multi-head population theory (mh_optimal_risk), also "
+                   "used for --presence < 1 or several features; default one per feature.")
+@click.option("--n-mc", "--n_mc", "n_mc", type=int, default=None,
+              help="Multi-head theory: Monte Carlo sequences of the search >= 2 (the reported risk "
+                   "uses 4 times as many independent ones; default 2^15).")
+@click.option("--seed", type=int, default=0, show_default=True, callback=_nonneg_int,
+              help="Multi-head theory: Monte Carlo seed >= 0.")
 @json_option
 @library_errors
-def population(model, L, nu, noise, activation, m_k, q_k, m_v, q_v, c, as_json):
+def population(model, L, nu, noise, presence, activation, m_k, q_k, m_v, q_v, c, heads, n_mc,
+               seed, as_json):
     "Population risk: at the given overlaps, or (without overlaps) optimised over them."
-    from attnstat.slr.population import population_risk, optimal_population_risk
-    _check_offset(click.get_current_context(), activation, c)
-    mdl = make_model(model, L, nu, noise)
-    given = {"--m-k": m_k, "--q-k": q_k, "--m-v": m_v, "--q-v": q_v}
-    head = {"model": model, "L": L, "nu": nu, "noise": noise, "activation": activation}
-    if all(v is None for v in given.values()):
-        r = optimal_population_risk(mdl, activation, c=c)
-        emit({**head, "optimised": True, **to_jsonable(r)}, as_json)
-    elif any(v is None for v in given.values()):
-        missing = [k for k, v in given.items() if v is None]
-        raise click.UsageError("give all four overlaps --m-k, --q-k, --m-v, --q-v or none "
-                               f"(missing {', '.join(missing)})")
-    else:
-        r = population_risk(mdl, activation, m_k, q_k, m_v, q_v, c=0.0 if c is None else c)
-        emit({**head, "optimised": False, **to_jsonable(r)}, as_json)
+    ctx = click.get_current_context()
+    if _several(*_features(nu, presence), heads):
+        out = _mh_population(ctx, model, L, nu, noise, presence, activation, heads, n_mc, seed)
+    else: out = _sh_population(ctx, model, L, nu, noise, activation, m_k, q_k, m_v, q_v, c)
+    emit(out, as_json)
+
 
 # %% ../nbs/05b_cli.ipynb #26c81230
 # the RMT choices, read from the library's registries when first needed
@@ -698,6 +853,75 @@ def hermite(f, level, as_json):
     from attnstat.rmt.hermite import hermite_coefficients
     emit({"f": f, "level": level, **hermite_coefficients(f, level=level).as_dict()}, as_json)
 
+def _scale_option(scale:str, scale_invariant:bool) -> str:
+    "--scale, with --scale-invariant as its shorthand for 'relative'."
+    if not scale_invariant: return scale
+    if scale not in ("raw", "relative"):
+        raise click.BadParameter(f"--scale-invariant means --scale relative, got --scale {scale}",
+                                 param_hint="'--scale-invariant'")
+    return "relative"
+
+def _single_head(heads, residual, head_family, head_mode, weights_file) -> bool:
+    "Whether the options describe one head read out on X K (the registries' NoResidual, average)."
+    from attnstat.rmt.multihead import READOUTS, HEAD_MODES, NoResidual, AverageHeads
+    return (heads == 1 and issubclass(READOUTS[residual], NoResidual) and head_family is None
+            and issubclass(HEAD_MODES[head_mode], AverageHeads) and weights_file is None)
+
+def _finite_p_error(ctx, f, level, c, gamma, mu, w_K, w_Q, p, single:bool, test_error:bool,
+                    scale:str) -> dict:
+    "rmt error --p: the finite-p strong-signal theory, or a one-line refusal of what it lacks."
+    multi = ("the multi-head and residual readouts (--heads, --residual, --head-family, "
+             "--head-mode, --weights)")
+    lacks = [(multi, not single),
+             ("the fresh-token test error (--test-error)", test_error),
+             ("a rescaled ridge parameter (--scale, --scale-invariant)", scale != "raw"),
+             ("a kept kernel diagonal (--diag)", _typed(ctx, "diag"))]
+    for what, asked in lacks:
+        if asked:
+            raise click.UsageError(f"the finite-p theory (--p) does not cover {what}: it gives the "
+                                   "single-head interpolation error with a zeroed kernel diagonal "
+                                   "(chapter 03g_rmt_strong_signal)")
+    import numpy as np
+    from attnstat.rmt.strong_signal import strong_signal_theory
+    t = strong_signal_theory(_act(f, level), c=c, gamma=np.asarray(gamma, float), mu=mu,
+                             w_K=w_K, w_Q=w_Q, p=p)
+    return {"p": p, "epsilon": t.params["epsilon"], "gamma": t.gamma, "E_attn": t.error,
+            "E_rr": t.ridge, "difference": t.difference, "converged": t.converged,
+            "residual": t.residual, "diag": t.params["diag"]}
+
+def _multihead_error(f, level, c, gamma, mu, w_K, w_Q, r, snr, diag, require_a1, test_error,
+                     scale, heads, residual, head_family, head_mode, weights_file) -> dict:
+    "rmt error with several heads, a residual readout, a head family or --weights."
+    import numpy as np
+    from attnstat.rmt.multihead import (compare_multihead_ridge, head_family as _family, READOUTS,
+                                        multihead_test_error)
+    if test_error and not READOUTS[residual].has_test_theory:
+        raise click.UsageError(f"--test-error is not available with --residual {residual}: the "
+                               "fresh-token error of this readout is measured by simulation only "
+                               "(chapter 03f_rmt_multihead)")
+    if weights_file is not None:
+        mu, W_K, W_Q = load_heads(weights_file)
+        if heads != 1 and heads != W_K.shape[1]:
+            raise click.BadParameter(f"{heads} heads asked for, the file has {W_K.shape[1]}",
+                                     param_hint="'--heads'")
+        heads = W_K.shape[1]
+    elif head_family is not None: mu, W_K, W_Q = _family(head_family, heads, r=r, snr=snr)
+    else: W_K, W_Q = np.tile(w_K[:, None], (1, heads)), np.tile(w_Q[:, None], (1, heads))
+    act = _act(f, level)
+    out = compare_multihead_ridge(act, c=c, gamma=np.asarray(gamma, float), mu=mu, W_K=W_K,
+                                  W_Q=W_Q, residual=residual, heads=head_mode, scale=scale,
+                                  diag=diag, require_a1=require_a1)
+    if test_error:
+        from attnstat.rmt.generalisation import ridge_test_error
+        out["E_test_attn"] = multihead_test_error(act, c=c, gamma=out["gamma_attn"], mu=mu,
+                                                 W_K=W_K, W_Q=W_Q, heads=head_mode,
+                                                 residual=residual, diag=diag)
+        snr_mu = float(np.sum(np.square(np.asarray(mu, float))))
+        out["E_test_rr"] = ridge_test_error(c=c, gamma=out["gamma_rr"], snr=snr_mu)
+        out["test_difference"] = out["E_test_attn"] - out["E_test_rr"]
+    return {"heads": heads, "head_mode": head_mode, "residual": residual,
+            "head_family": head_family, "weights": weights_file, "scale": scale, **out}
+
 @rmt.command()
 @activation_options
 @click.option("--c", type=float, default=0.5, show_default=True, help="Ratio p/n > 0.")
@@ -732,66 +956,43 @@ def hermite(f, level, as_json):
               help="Average or sum of the head kernels.")
 @click.option("--weights", "weights_file", type=str, default=None,
               help="NPZ file with arrays mu (d,), W_K and W_Q (d, H): the heads' directions.")
+@click.option("--p", "p", type=int, default=None,
+              help="Embedding dimension p >= 2: the finite-p theory (strong_signal_error), which "
+                   "keeps the signal part of the score, eps = (||mu||^2 + (mu.w_K)(mu.w_Q)) / "
+                   "sqrt(p), exactly; single head, zeroed kernel diagonal, interpolation error "
+                   "only.")
 @json_option
 @library_errors
 def error(f, level, c, gamma, snr, r, phi, r_Q, phi_Q, diag, require_a1, test_error, scale,
-          scale_invariant, heads, residual, head_family, head_mode, weights_file, as_json):
+          scale_invariant, heads, residual, head_family, head_mode, weights_file, p, as_json):
     """Limiting interpolation errors (and, with --test-error, test errors) of nonlinear attention
     and of ridge regression."""
     import numpy as np
     from attnstat.rmt.models import aligned_vectors
-    if scale_invariant:
-        if scale not in ("raw", "relative"):
-            raise click.BadParameter("--scale-invariant means --scale relative, "
-                                     f"got --scale {scale}",
-                                     param_hint="'--scale-invariant'")
-        scale = "relative"
+    ctx = click.get_current_context()
+    scale = _scale_option(scale, scale_invariant)
     mu, w_K, w_Q = aligned_vectors(snr, r, phi, r_Q, phi_Q)
     head = {"f": f, "c": c, "snr": snr, "r": r, "phi": phi}
-    if (heads != 1 or residual != "none" or head_family is not None or head_mode != "average"
-            or weights_file is not None):
-        if heads < 1: raise click.BadParameter(f"must be >= 1, got {heads}", param_hint="'--heads'")
-        if test_error and residual == "concat":
-            raise click.UsageError("--test-error is not available with --residual concat: the "
-                                   "fresh-token error of the concatenated readout is measured by "
-                                   "simulation only (chapter 03f_rmt_multihead)")
-        from attnstat.rmt.multihead import compare_multihead_ridge, head_family as _family
-        if weights_file is not None:
-            mu, W_K, W_Q = load_heads(weights_file)
-            if heads != 1 and heads != W_K.shape[1]:
-                raise click.BadParameter(f"{heads} heads asked for, the file has {W_K.shape[1]}",
-                                         param_hint="'--heads'")
-            heads = W_K.shape[1]
-        elif head_family is not None: mu, W_K, W_Q = _family(head_family, heads, r=r, snr=snr)
-        else:
-            W_K, W_Q = np.tile(w_K[:, None], (1, heads)), np.tile(w_Q[:, None], (1, heads))
-        out = compare_multihead_ridge(_act(f, level), c=c, gamma=np.asarray(gamma, float), mu=mu,
-                                      W_K=W_K, W_Q=W_Q, residual=residual, heads=head_mode,
-                                      scale=scale, diag=diag, require_a1=require_a1)
-        if test_error:
-            from attnstat.rmt.multihead import multihead_test_error
-            from attnstat.rmt.generalisation import ridge_test_error
-            out["E_test_attn"] = multihead_test_error(_act(f, level), c=c, gamma=out["gamma_attn"],
-                                                     mu=mu, W_K=W_K, W_Q=W_Q, heads=head_mode,
-                                                     residual=residual, diag=diag)
-            snr_mu = float(np.sum(np.square(np.asarray(mu, float))))
-            out["E_test_rr"] = ridge_test_error(c=c, gamma=out["gamma_rr"], snr=snr_mu)
-            out["test_difference"] = out["E_test_attn"] - out["E_test_rr"]
-        emit({**head, "heads": heads, "head_mode": head_mode, "residual": residual,
-              "head_family": head_family, "weights": weights_file, "scale": scale, **out}, as_json)
-        return
-    if scale == "raw" and not test_error:
+    single = _single_head(heads, residual, head_family, head_mode, weights_file)
+    if p is not None:
+        emit({**head, **_finite_p_error(ctx, f, level, c, gamma, mu, w_K, w_Q, p, single,
+                                        test_error, scale)}, as_json)
+    elif not single:
+        emit({**head, **_multihead_error(f, level, c, gamma, mu, w_K, w_Q, r, snr, diag,
+                                         require_a1, test_error, scale, heads, residual,
+                                         head_family, head_mode, weights_file)}, as_json)
+    elif scale == "raw" and not test_error:
         from attnstat.rmt.theory import attention_theory
         t = attention_theory(_act(f, level), c=c, gamma=np.asarray(gamma, float), mu=mu, w_K=w_K,
                              w_Q=w_Q, diag=diag, require_a1=require_a1)
         emit({**head, "gamma": t.gamma, "E_attn": t.error, "E_rr": t.ridge,
               "difference": t.difference, "converged": t.converged}, as_json)
-        return
-    from attnstat.rmt.sweeps import compare_attention_ridge
-    out = compare_attention_ridge(_act(f, level), c=c, gamma=np.asarray(gamma, float), mu=mu,
-                                  w_K=w_K, w_Q=w_Q, scale=scale, diag=diag, test=test_error,
-                                  require_a1=require_a1)
-    emit({**head, "scale": scale, **out}, as_json)
+    else:
+        from attnstat.rmt.sweeps import compare_attention_ridge
+        out = compare_attention_ridge(_act(f, level), c=c, gamma=np.asarray(gamma, float), mu=mu,
+                                      w_K=w_K, w_Q=w_Q, scale=scale, diag=diag, test=test_error,
+                                      require_a1=require_a1)
+        emit({**head, "scale": scale, **out}, as_json)
 
 def rmt_simulation_bytes(n:int, # number of tokens
                          p:int, # token dimension
@@ -1066,8 +1267,8 @@ def slr_simulate(model, L, nu, noise, activation, alpha, lam, D, init, seed, n_t
     sizes = {"L": L, "alpha": alpha, "D": D}
     check_memory(max(sizes, key=sizes.get),
                  slr_simulation_bytes(alpha, D, L, n_test))
-    kw = {} if restarts is None else {"restarts": restarts}
-    r = simulate_erm(mdl, activation, alpha, lam, D, init=init, seed=seed, n_test=n_test, c=c, **kw)
+    r = simulate_erm(mdl, activation, alpha, lam, D, init=init, seed=seed, n_test=n_test, c=c,
+                     options=None if restarts is None else {"restarts": restarts})
     emit({"model": model, "L": L, "nu": nu, "noise": noise, "activation": activation,
           **r.as_dict()}, as_json)
 
@@ -1112,8 +1313,63 @@ def bayes_branches(model, L, nu, noise, alpha, n_mc, seed, as_json):
          as_json)
 
 # %% ../nbs/05b_cli.ipynb #clidyn02
+def _mh_columns(x, H:int, K:int, prefix:str="", offsets:bool=False) -> dict:
+    "Run means of the overlaps m_k[h, a] = M[h, a], m_v[h, a] = M[H + h, K + a] (and offsets c_h)."
+    M, c = x.M.mean(axis=0), x.c.mean(axis=0)
+    out = {f"{prefix}m_k_{h + 1}_{a + 1}": M[:, h, a] for h in range(H) for a in range(K)}
+    out.update({f"{prefix}m_v_{h + 1}_{a + 1}": M[:, H + h, K + a]
+                for h in range(H) for a in range(K)})
+    return {**out, **{f"{prefix}c_{h + 1}": c[:, h] for h in range(H) if offsets}}
+
+def _mh_dynamics(ctx, mdl, activation, heads, t_max, eta, q0, dt, n_mc, n_rep, seed, n_out, D,
+                 seeds) -> dict:
+    "slr dynamics with several heads or features: the overlap ODE of mh_integrate (and SGD)."
+    typed = [o for o, p in (("--lam", "lam"), ("--c", "c")) if _typed(ctx, p)]
+    if typed:
+        raise click.UsageError(f"{' and '.join(typed)}: for one head on one feature present in "
+                               "every sequence; the multi-head ODE has no ridge and learns the "
+                               "offsets (log sinks) from 0")
+    import numpy as np
+    from attnstat.core import check_int, check_real
+    from attnstat.slr.activations import get_activation
+    from attnstat.slr.multihead import mh_integrate, mh_online_sgd
+    offsets = get_activation(activation).has_offset
+    H = mdl.K if heads is None else check_int("heads", heads, lo=1, hi=16)
+    q0 = check_real("q0", q0, lo=0.0, lo_open=True)
+    start = (np.zeros((2 * H, 2 * mdl.K)), q0 * np.eye(2 * H), 0.0)
+    ode = mh_integrate(mdl, activation, start, t_max, eta=eta, dt=0.05 if dt is None else dt,
+                       n_mc=n_mc, n_rep=n_rep, seed=seed, n_out=n_out)
+    risk, risk_err = ode.mean_err(ode.risk)
+    out = {"model": "multi-feature", "L": mdl.L, "nu": mdl.nu, "presence": mdl.p,
+           "noise": mdl.noise, "activation": activation, "features": mdl.K, "heads": H, "eta": eta,
+           "t": ode.t, **_mh_columns(ode, H, mdl.K, "", offsets), "risk": risk,
+           "risk_err": risk_err, "dt": ode.params["dt"]}
+    if D is not None:
+        s = mh_online_sgd(mdl, activation, H, D, t_max, eta=eta, q0=q0, n_seeds=seeds, seed=seed,
+                          n_out=n_out)
+        out.update(sgd_t=s.t, **_mh_columns(s, H, mdl.K, "sgd_", offsets), sgd_D=D, sgd_seeds=seeds)
+    return out
+
+def _sh_dynamics(mdl, activation, t_max, eta, lam, q0, dt, n_mc, n_rep, seed, n_out, D, seeds,
+                 c) -> dict:
+    "slr dynamics with one head: integrate (gradient flow or online-SGD ODE), and online_sgd."
+    from attnstat.slr.dynamics import integrate, online_sgd, OVERLAP_NAMES
+    tr = integrate(mdl, activation, t_max, q0=q0, lam=lam, c=c, eta=eta, seed=seed,
+                   options={"dt": dt, "n_mc": n_mc, "n_rep": n_rep, "n_out": n_out})
+    out = {"activation": activation, "eta": eta, "lam": lam, "t": tr.t,
+           **{k: tr.overlaps[:, i] for i, k in enumerate(OVERLAP_NAMES)},
+           **{f"{k}_err": tr.err[:, i] for i, k in enumerate(OVERLAP_NAMES)},
+           "risk": tr.risk, "dt": tr.dt, "n_halvings": tr.n_halvings, "converged": tr.converged,
+           "diverged": tr.diverged}
+    if D is not None:
+        s = online_sgd(mdl, activation, D, t_max, eta=eta, lam=lam, c=c, seed=seed,
+                       options={"q0": q0, "n_seeds": seeds, "n_out": n_out})
+        out.update({f"sgd_{k}": s.mean[:, i] for i, k in enumerate(OVERLAP_NAMES)}, sgd_t=s.t,
+                   sgd_D=D, sgd_seeds=seeds)
+    return out
+
 @slr.command("dynamics")
-@model_options
+@feature_options
 @click.option("--activation", type=SLR_ACTIVATION, default="softmax", show_default=True,
               help="Attention activation.")
 @click.option("--t-max", "--t_max", "t_max", type=float, default=16.0, show_default=True,
@@ -1141,36 +1397,40 @@ def bayes_branches(model, L, nu, noise, alpha, n_mc, seed, as_json):
 @click.option("--seeds", type=int, default=2, show_default=True,
               help="Seeds of the online-SGD run (with --D), batched.")
 @click.option("--c", type=float, default=0.0, show_default=True, help="erf offset (fixed).")
+@click.option("--heads", type=int, default=None,
+              help="Heads H in [1, 16]: the H-head overlap ODE (mh_integrate, from M = 0, "
+                   "C = q0 I), also used for --features > 1 or --presence < 1; default one per "
+                   "feature.")
+@click.option("--features", type=int, default=None,
+              help="Features K >= 1 of the multi-feature model (default: as many as --nu or "
+                   "--presence values; one --nu is shared by all).")
 @json_option
 @library_errors
-def dynamics(model, L, nu, noise, activation, t_max, eta, lam, q0, dt, n_mc, n_rep, seed, n_out,
-             D, seeds, c, as_json):
+def dynamics(model, L, nu, noise, presence, activation, t_max, eta, lam, q0, dt, n_mc, n_rep,
+             seed, n_out, D, seeds, c, heads, features, as_json):
     """Gradient flow or online-SGD limit ODE on the overlaps from a random start, optionally beside
     online SGD in dimension D."""
-    from attnstat.slr.dynamics import integrate, online_sgd, OVERLAP_NAMES
-    _check_offset(click.get_current_context(), activation, c)
-    mdl = make_model(model, L, nu, noise)
-    from click.core import ParameterSource
     ctx = click.get_current_context()
-    if D is None and ctx.get_parameter_source("seeds") == ParameterSource.COMMANDLINE:
+    if D is None and _typed(ctx, "seeds"):
         raise click.UsageError("--seeds applies only with --D (the online-SGD runs in dimension D)")
     if D is not None and not eta > 0:
         raise click.BadParameter(f"eta must be > 0 to simulate online SGD (with --D), got {eta!r}",
                                  param_hint="'--eta'")
-    tr = integrate(mdl, activation, t_max, q0=q0, lam=lam, c=c, eta=eta, seed=seed,
-                   options={"dt": dt, "n_mc": n_mc, "n_rep": n_rep, "n_out": n_out})
-    out = {"model": model, "L": L, "nu": nu, "noise": noise, "activation": activation,
-           "eta": eta, "lam": lam, "t": tr.t,
-           **{k: tr.overlaps[:, i] for i, k in enumerate(OVERLAP_NAMES)},
-           **{f"{k}_err": tr.err[:, i] for i, k in enumerate(OVERLAP_NAMES)},
-           "risk": tr.risk, "dt": tr.dt, "n_halvings": tr.n_halvings, "converged": tr.converged,
-           "diverged": tr.diverged}
-    if D is not None:
-        s = online_sgd(mdl, activation, D, t_max, eta=eta, lam=lam, c=c, seed=seed,
-                       options={"q0": q0, "n_seeds": seeds, "n_out": n_out})
-        out.update({f"sgd_{k}": s.mean[:, i] for i, k in enumerate(OVERLAP_NAMES)}, sgd_t=s.t,
-                   sgd_D=D, sgd_seeds=seeds)
-    emit(out, as_json)
+    if features is not None:
+        from attnstat.core import check_int
+        features = check_int("features", features, lo=1, hi=16)
+    nus, ps = _features(nu, presence, features)
+    if _several(nus, ps, heads):
+        mdl = make_feature_model(model, L, nu, presence, noise, features)
+        emit(_mh_dynamics(ctx, mdl, activation, heads, t_max, eta, q0, dt, n_mc, n_rep, seed,
+                          n_out, D, seeds), as_json)
+        return
+    _check_offset(ctx, activation, c)
+    mdl = make_model(model, L, nu, noise)
+    emit({"model": model, "L": L, "nu": nu, "noise": noise,
+          **_sh_dynamics(mdl, activation, t_max, eta, lam, q0, dt, n_mc, n_rep, seed, n_out, D,
+                         seeds, c)}, as_json)
+
 
 # %% ../nbs/05b_cli.ipynb #ff24bce7
 if __name__ == "__main__": main()

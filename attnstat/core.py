@@ -9,11 +9,10 @@ import dataclasses, numbers, os, sys
 import numpy as np
 
 # %% auto #0
-__all__ = ['DEFAULT_MAX_SECONDS', 'ConvergenceError', 'ConvergenceWarning', 'ParameterTypeError',
-           'caller_stacklevel', 'Result', 'check_real', 'check_positive', 'check_int',
-           'check_choice', 'check_array', 'SettingError', 'available_memory', 'memory_limit',
-           'check_memory', 'time_limit', 'check_seconds', 'check_work', 'lazy_exports',
-           'as_generator', 'spawn', 'as_generator_seed', 'renamed_params']
+__all__ = ['DEFAULT_MAX_SECONDS', 'ConvergenceError', 'ConvergenceWarning', 'ParameterTypeError', 'caller_stacklevel', 'Result',
+           'check_real', 'check_positive', 'check_int', 'check_choice', 'check_array', 'SettingError',
+           'available_memory', 'memory_limit', 'check_memory', 'time_limit', 'check_seconds', 'check_work',
+           'lazy_exports', 'as_generator', 'spawn', 'as_generator_seed', 'renamed_params']
 
 # %% ../nbs/00_core.ipynb #9cf2e53f
 class ConvergenceError(RuntimeError):
@@ -201,8 +200,12 @@ def check_choice(name:str, # parameter name, used in the message
     choices
         the allowed values (any container)
     """
+    allowed = sorted(map(str, choices))
+    # `in` would compare an array element-wise, or fail on an unhashable value
+    if isinstance(value, (np.ndarray, list, dict, set)):
+        raise ParameterTypeError(f"{name} must be one of {allowed}, got {_fmt(value)}")
     if value not in choices:
-        raise ValueError(f"{name} must be one of {sorted(map(str, choices))}, got {value!r}")
+        raise ValueError(f"{name} must be one of {allowed}, got {_fmt(value)}")
     return value
 
 def check_array(name:str, # parameter name, used in the message

@@ -9,13 +9,12 @@ from __future__ import annotations
 import itertools, math, warnings
 from functools import lru_cache
 import numpy as np
-from scipy import integrate, special
 from .core import (ParameterTypeError, as_generator, caller_stacklevel, check_array,
                            check_int, check_memory, check_positive, check_real)
 
 # %% auto #0
-__all__ = ['N_MAX', 'QuadratureWarning', 'hermite_rule', 'gauss_expect', 'cov_sqrt',
-           'gauss_expect_2d', 'quad_expect', 'mean_stderr', 'sobol_normal']
+__all__ = ['N_MAX', 'QuadratureWarning', 'hermite_rule', 'gauss_expect', 'cov_sqrt', 'gauss_expect_2d', 'quad_expect',
+           'mean_stderr', 'sobol_normal']
 
 # %% ../nbs/00a_gaussian.ipynb #1b1e3e0c
 def _need(name, value, kinds, what):
@@ -56,6 +55,7 @@ class QuadratureWarning(RuntimeWarning):
 
 @lru_cache(maxsize=64)
 def _hermite_rule(n):
+    from scipy import special   # here, not at import: `import attnstat.gaussian` needs numpy only
     x, w = special.roots_hermitenorm(n)
     return x, w / w.sum()
 
@@ -75,6 +75,35 @@ def hermite_rule(n:int # number of nodes, in [1, N_MAX]
     x, w = _hermite_rule(n)
     return x.copy(), w.copy()
 
+# %% ../nbs/00a_gaussian.ipynb #fast-checks
+def _plain_float(v):
+    "`v` as a float when it is a finite float or a small int (the fast path), else None."
+    t = type(v)
+    if t is float or t is np.float64: return float(v) if math.isfinite(v) else None
+    if t is int and -2**53 <= v <= 2**53: return float(v)
+    return None
+
+def _plain_floats(value, shape):
+    "The entries of a float array or nested list/tuple of plain numbers of `shape`, else None."
+    if type(value) is np.ndarray:
+        if value.shape != shape or value.dtype != np.float64: return None
+        out = value.ravel().tolist()
+        return out if all(map(math.isfinite, out)) else None
+    if type(value) not in (tuple, list) or len(value) != shape[0]: return None
+    if len(shape) == 2:
+        rows = [_plain_floats(r, shape[1:]) for r in value]
+        return None if None in rows else [v for r in rows for v in r]
+    out = [_plain_float(v) for v in value]
+    return None if None in out else out
+
+def _nonneg(name, v):
+    "check_positive(name, v, strict=False), with a fast path for a plain float."
+    return v if type(v) is float and 0.0 <= v < math.inf else check_positive(name, v, strict=False)
+
+def _order(n, hi):
+    "check_int('n', n, lo=1, hi=hi), with a fast path for a plain int."
+    return n if type(n) is int and 1 <= n <= hi else check_int("n", n, lo=1, hi=hi)
+
 # %% ../nbs/00a_gaussian.ipynb #0b821c27
 def _check_agreement(v1, v2, rtol, atol, what):
     "A `QuadratureWarning` (at the caller's line) when orders n and 2n differ beyond the tolerance."
@@ -85,6 +114,20 @@ def _check_agreement(v1, v2, rtol, atol, what):
                       f"{atol + rtol * scale:.3g}); increase the order or use quad_expect with "
                       "breakpoints", QuadratureWarning, stacklevel=caller_stacklevel())
 
+def _mean_var(mean, var):
+    "Checked (mean, sqrt(var), size), as floats (the fast path) or as arrays with a node axis."
+    mu, v2 = _plain_float(mean), _plain_float(var)
+    if mu is not None and v2 is not None and v2 >= 0: return mu, math.sqrt(v2), 1
+    mean, var = _numeric("mean", mean), _numeric("var", var)
+    for name, a in (("mean", mean), ("var", var)):
+        if a.size == 0:
+            raise ValueError(f"{name} must hold at least one number, got shape {a.shape}")
+    if np.any(var < 0) or not np.all(np.isfinite(var)):
+        raise ValueError(f"var must be finite and >= 0, got min {np.min(var)}")
+    if not np.all(np.isfinite(mean)): raise ValueError("mean must contain only finite numbers")
+    return mean[..., None], np.sqrt(var)[..., None], max(np.broadcast(mean, var).size, 1)
+
+# %% ../nbs/00a_gaussian.ipynb #gauss-expect
 def gauss_expect(f, # vectorised function of one array argument
                  mean=0.0, # mean (scalar or array, broadcast against `var`)
                  var=1.0, # variance >= 0 (scalar or array)
@@ -113,24 +156,17 @@ def gauss_expect(f, # vectorised function of one array argument
         absolute tolerance of the self-check
     """
     if not callable(f): raise ParameterTypeError(f"f must be callable, got {type(f).__name__}")
-    mean, var = _numeric("mean", mean), _numeric("var", var)
-    for name, a in (("mean", mean), ("var", var)):
-        if a.size == 0:
-            raise ValueError(f"{name} must hold at least one number, got shape {a.shape}")
-    if np.any(var < 0) or not np.all(np.isfinite(var)):
-        raise ValueError(f"var must be finite and >= 0, got min {np.min(var)}")
-    if not np.all(np.isfinite(mean)): raise ValueError("mean must contain only finite numbers")
-    n = check_int("n", n, lo=1, hi=N_MAX)
-    check = _check_bool("check", check)
-    nbytes = 8.0 * 4 * n * max(np.broadcast(mean, var).size, 1) * (3 if check else 1)
+    mean, sd, size = _mean_var(mean, var)
+    n = _order(n, N_MAX)
+    check = check if check is True or check is False else _check_bool("check", check)
+    nbytes = 8.0 * 4 * n * size * (3 if check else 1)
     if nbytes > 2**26: check_memory("n", nbytes)   # reading the limit costs ~0.1 ms: big calls only
-    rtol = check_positive("rtol", rtol, strict=False)
-    atol = check_positive("atol", atol, strict=False)
+    rtol, atol = _nonneg("rtol", rtol), _nonneg("atol", atol)
     def rule(k):
         x, w = _hermite_rule(k)
-        pts = mean[..., None] + np.sqrt(var)[..., None] * x
-        vals = np.asarray(f(pts)); r = vals @ w
-        if np.isnan(r).any(): _no_nan(vals, "gauss_expect")   # a NaN reaches the sum: scan then
+        vals = np.asarray(f(mean + sd * x)); r = vals @ w
+        nan = math.isnan(r) if isinstance(r, float) else np.isnan(r).any()
+        if nan: _no_nan(vals, "gauss_expect")   # a NaN reaches the sum: scan then
         return r
     v = rule(n)
     if check: _check_agreement(v, rule(2 * n), rtol, atol, "gauss_expect")
@@ -168,6 +204,38 @@ def cov_sqrt(cov, # symmetric 2x2 (or d x d) covariance matrix
                              f"{ev.min():.3g}")
         return U * np.sqrt(np.clip(ev, 0, None))
 
+# %% ../nbs/00a_gaussian.ipynb #tensor-rule
+_GRID_CACHE_MAX = 512   # tensor weights w w^T are cached up to this order (2 MiB each)
+
+@lru_cache(maxsize=8)
+def _tensor_weights(n):
+    "The read-only tensor weights w w^T of the n-point rule (cached)."
+    W = np.outer(*(_hermite_rule(n)[1],) * 2); W.flags.writeable = False
+    return W
+
+def _tensor_rule(n):
+    "Nodes x (n,) and tensor weights W = w w^T (n, n) of the n x n rule (W cached up to 512)."
+    x, w = _hermite_rule(n)
+    return x, (_tensor_weights(n) if n <= _GRID_CACHE_MAX else np.outer(w, w))
+
+def _chol2(c):
+    "(c00, c01, c10, c11) of the Cholesky factor of [[a, b], [b', d]] as numpy's, None if not PD."
+    a, b, b2, d = c
+    atol = 1e-12 * max(1.0, abs(a), abs(b), abs(b2), abs(d))   # cov_sqrt's symmetry test
+    if abs(b - b2) > atol + 1e-5 * abs(b2) or abs(b2 - b) > atol + 1e-5 * abs(b): return None
+    if not a > 0: return None
+    l00 = math.sqrt(a); l10 = b2 * (1.0 / l00); r = d - l10 * l10   # LAPACK's operations
+    return (l00, 0.0, l10, math.sqrt(r)) if r > 0 else None
+
+def _factor2(cov):
+    "(c00, c01, c10, c11) of a factor C C^T = cov: scalar Cholesky, else cov_sqrt (the checks)."
+    c = _plain_floats(cov, (2, 2))
+    C = None if c is None else _chol2(c)
+    if C is not None: return C
+    C = cov_sqrt(_numeric("cov", cov), name="cov")
+    if C.shape != (2, 2): raise ValueError(f"cov must be 2x2, got shape {C.shape}")
+    return tuple(C.ravel().tolist())
+
 # %% ../nbs/00a_gaussian.ipynb #1187a66c
 def gauss_expect_2d(f, # vectorised function f(x, y) of two arrays
                     mean=(0.0, 0.0), # mean vector (2,)
@@ -197,19 +265,23 @@ def gauss_expect_2d(f, # vectorised function f(x, y) of two arrays
         absolute tolerance of the self-check
     """
     if not callable(f): raise ParameterTypeError(f"f must be callable, got {type(f).__name__}")
-    m = check_array("mean", _numeric("mean", mean), shape=(2,))
-    C = cov_sqrt(_numeric("cov", cov), name="cov")
-    if C.shape != (2, 2): raise ValueError(f"cov must be 2x2, got shape {C.shape}")
-    n = check_int("n", n, lo=1, hi=4096)
-    check = _check_bool("check", check)
-    rtol = check_positive("rtol", rtol, strict=False)
-    atol = check_positive("atol", atol, strict=False)
+    m = _plain_floats(mean, (2,))
+    if m is None: m = check_array("mean", _numeric("mean", mean), shape=(2,)).tolist()
+    c00, c01, c10, c11 = _factor2(cov)
+    n = _order(n, 4096)
+    check = check if check is True or check is False else _check_bool("check", check)
+    nbytes = 8.0 * 4 * (2 * n if check else n)**2   # X, Y, f(X, Y), W
+    if nbytes > 2**26: check_memory("n", nbytes)
+    rtol, atol = _nonneg("rtol", rtol), _nonneg("atol", atol)
     def rule(k):
-        x, w = _hermite_rule(k)
-        g1, g2 = np.meshgrid(x, x, indexing="ij")
-        X = m[0] + C[0, 0] * g1 + C[0, 1] * g2
-        Y = m[1] + C[1, 0] * g1 + C[1, 1] * g2
-        vals = np.asarray(f(X, Y), dtype=float); r = float(np.einsum("i,ij,j->", w, vals, w))
+        x, W = _tensor_rule(k)   # (X, Y)_ij = m + C (x_i, x_j): outer sums, the same numbers
+        X = np.add.outer(m[0] + c00 * x, c01 * x); Y = np.add.outer(m[1] + c10 * x, c11 * x)
+        vals = np.asarray(f(X, Y), dtype=float)
+        if vals.shape != W.shape:
+            if vals.ndim: raise ValueError(f"f must return an array of shape {W.shape} (that of "
+                                           f"its arguments) or a number, got shape {vals.shape}")
+            vals = np.full(W.shape, vals)
+        r = float(np.vdot(W, vals))
         if math.isnan(r): _no_nan(vals, "gauss_expect_2d")
         return r
     v = rule(n)
@@ -268,6 +340,7 @@ def quad_expect(f, # scalar function of one float
             raise ValueError(f"f returned NaN at t={t!r} (quad_expect): the integrand must be "
                              "defined (not NaN) on the whole real line")
         return v * math.exp(-0.5 * u * u) / math.sqrt(2 * math.pi)
+    from scipy import integrate   # here, not at import: it costs ~0.3 s CPU
     total, err = 0.0, 0.0
     for lo, hi in itertools.pairwise(edges):
         if lo == -np.inf and hi == np.inf:  # split at the mean so quad sees the bulk
@@ -324,6 +397,7 @@ def sobol_normal(m:int, # number of points (a power of 2 keeps the net balanced)
     seed : default 0
         int or Generator: the scrambling
     """
+    from scipy import special
     from scipy.stats import qmc
     m, d = check_int("m", m, lo=1), check_int("d", d, lo=1, hi=21_201)
     check_memory("m * d", 8.0 * m * d * 3)

@@ -5,7 +5,8 @@ parameters that made it, every commit one transaction, several processes writing
 
 # %% ../nbs/00h_store.ipynb #337138f2
 from __future__ import annotations
-import contextlib, csv, datetime, hashlib, io, json, math, numbers, os, sqlite3, threading
+import contextlib, csv, datetime, hashlib, io, json, math, numbers, os, random, sqlite3
+import threading, time
 import warnings
 from pathlib import Path
 import numpy as np
@@ -14,8 +15,8 @@ from .core import ParameterTypeError, caller_stacklevel, check_memory, check_rea
 from .data import _as_path, atomic_write, data_folder
 
 # %% auto #0
-__all__ = ['STORE_NAME', 'APPLICATION_ID', 'SCHEMA_VERSION', 'CacheError', 'afresh', 'canonical',
-           'entry_key', 'Store', 'remove_store', 'open_store', 'write_npz']
+__all__ = ['STORE_NAME', 'APPLICATION_ID', 'SCHEMA_VERSION', 'CacheError', 'afresh', 'canonical', 'entry_key', 'Store',
+           'remove_store', 'open_store', 'write_npz']
 
 # %% ../nbs/00h_store.ipynb #2165bf4b
 STORE_NAME = "attnstat.sqlite" # the store file of a data folder
@@ -230,23 +231,38 @@ def _init_schema(conn:sqlite3.Connection, path:Path):
         raise CacheError(f"store {str(path)!r} was written by a newer attnstat (schema {uv}); "
                          f"upgrade attnstat, or {afresh(path)}")
 
+# %% ../nbs/00h_store.ipynb #st0conn1
+def _is_busy(e:sqlite3.OperationalError) -> bool:
+    "Whether an SQLite error is another connection's lock (worth a retry), not damage."
+    return "locked" in str(e) or "busy" in str(e)
+
+def _connect(path:Path, timeout:float, check:bool) -> sqlite3.Connection:
+    "One try at opening the store: WAL journal, busy_timeout, schema created or checked."
+    conn = sqlite3.connect(path, timeout=timeout, isolation_level=None, check_same_thread=False)
+    try:
+        conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
+        conn.execute("PRAGMA journal_mode = WAL").fetchone()
+        # WAL with synchronous NORMAL: atomic and consistent, a kill loses nothing committed
+        conn.execute("PRAGMA synchronous = NORMAL")
+        _init_schema(conn, path)
+        if check and conn.execute("PRAGMA quick_check").fetchall() != [("ok",)]:
+            raise sqlite3.DatabaseError("quick_check found damaged pages")
+    except BaseException:
+        conn.close(); raise
+    return conn
+
 # %% ../nbs/00h_store.ipynb #3fa3af87
 def _open(path:Path, timeout:float, check:bool) -> sqlite3.Connection:
     "A connection to the store at `path`: WAL journal, busy_timeout, schema checked."
     _check_file(path)
-    with _sql_errors(path):
-        conn = sqlite3.connect(path, timeout=timeout, isolation_level=None, check_same_thread=False)
-        try:
-            conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
-            conn.execute("PRAGMA journal_mode = WAL").fetchone()
-            # WAL with synchronous NORMAL: atomic and consistent, a kill loses nothing committed
-            conn.execute("PRAGMA synchronous = NORMAL")
-            _init_schema(conn, path)
-            if check and conn.execute("PRAGMA quick_check").fetchall() != [("ok",)]:
-                raise sqlite3.DatabaseError("quick_check found damaged pages")
-        except BaseException:
-            conn.close(); raise
-    return conn
+    deadline = time.monotonic() + timeout
+    # switching a new file to WAL, or a WAL recovery, can be busy without calling the busy handler
+    while True:
+        try: return _connect(path, timeout, check)
+        except sqlite3.OperationalError as e:
+            if not _is_busy(e) or time.monotonic() > deadline: raise _sql_error(path, e) from None
+            time.sleep(0.01 + 0.05 * random.random())
+        except sqlite3.Error as e: raise _sql_error(path, e) from None
 
 # %% ../nbs/00h_store.ipynb #7aaa7f18
 def _digest(key:str, parts) -> str:

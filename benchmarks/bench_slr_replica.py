@@ -17,7 +17,7 @@ which stays reachable as `integration="mc", n_rand=1`).
    Then the softmax prox at L = 5: the former 512-point scan against the L-scaled default (miss rate, CPU cost).
 
 0. `quickstart`: the README's point `replica_erm(SpikedSLR(3, 2.0), "softmax", alpha=5.0, lam=0.1)` with the former
-   implementation (attnstat/slr/replica.py at git HEAD, loaded by `_former.load_former`) and the current one, in the
+   implementation (attnstat/slr/replica.py at commit FORMER, loaded by `_former.load_former`) and the current one, in the
    same process: CPU seconds, reported standard error of the test error, the CPU ratio and the ratio of the cost per
    unit of precision (CPU x s.e.^2), and the load average while measuring.
 
@@ -33,7 +33,9 @@ from scipy.optimize import minimize
 from attnstat.slr import SpikedSLR
 from attnstat.slr.replica import replica_erm, replica_curve, channel_sample, prox_newton, prox_objective, _fields
 
-def quickstart(quick=False, commit="HEAD"):
+FORMER = "324bc2f"   # the replica solver before the guard schedule of issue 33 (a full prox_global at every fixed point)
+
+def quickstart(quick=False, commit=FORMER):
     "The README's replica point, former (git `commit`) against current, in one process (CPU time)."
     former = load_former("slr.replica", commit)
     opts = dict(n_mc=2048, max_iter=60) if quick else None

@@ -50,6 +50,13 @@ CASES = {
                          ["m_k", "sgd_m_k", "sgd_t"]),
     "slr simulate --restarts": (["slr", "simulate", "--nu", "2", "--alpha", "2", "--D", "10", "--n-test", "100", "--restarts", "2"],
                                 ["test_error", "restarts", "min_energies"]),
+    "rmt error --p": (["rmt", "error", "--gamma", "0.1", "--snr", "2", "--p", "128"], ["epsilon", "p", "E_attn", "E_rr", "converged"]),
+    "slr bayes --presence": (["slr", "bayes", "--nu", "3", "--L", "4", "--presence", "0.5", "--n-mc", "1000"],
+                             ["risk", "err", "sink_star", "excess"]),
+    "slr population --presence": (["slr", "population", "--nu", "3", "--L", "4", "--presence", "0.5", "--activation", "sink",
+                                   "--n-mc", "512"], ["risk", "err", "sink", "sink_star", "M", "Q"]),
+    "slr dynamics --heads": (["slr", "dynamics", "--nu", "2", "--heads", "2", "--features", "2", "--t-max", "0.5", "--n-mc", "256",
+                              "--n-rep", "2", "--n-out", "2"], ["m_k_1_1", "m_v_2_2", "risk", "risk_err"]),
 }
 
 @pytest.mark.parametrize("name", list(CASES))
@@ -310,3 +317,101 @@ def test_reproduce_a_chapter_figure(tmp_path):
     measured = load_times(tmp_path)["chapter:03a_rmt_hermite:quick"]
     again = json.loads(run("reproduce", "--quick", "--only", "fig-mehler", "--out", str(tmp_path), "--no-progress", "--json").stdout)
     assert abs(again["figures"][0]["estimate"] - round(measured + KERNEL_START, 1)) < 0.11
+
+# --- issue 30 item 2: the finite-p theory from the command line ----------------------------------------------------
+
+def test_rmt_error_finite_p_matches_library():
+    "rmt error --p prints strong_signal_error at the epsilon that p gives, and the closed-form ridge error."
+    import numpy as np
+    from attnstat.rmt import aligned_vectors, ridge_error
+    from attnstat.rmt.strong_signal import strong_signal_error, score_signal
+    mu, wk, wq = aligned_vectors(2.0, 1.0, 0.3)
+    data = json.loads(run("rmt", "error", "--gamma", "0.1,1", "--snr", "2", "--phi", "0.3", "--p", "256", "--json").stdout)
+    np.testing.assert_allclose(data["E_attn"], strong_signal_error("tanh", c=0.5, gamma=[0.1, 1.0], mu=mu, w_K=wk, w_Q=wq, p=256),
+                               rtol=1e-12)
+    np.testing.assert_allclose(data["E_rr"], ridge_error(c=0.5, gamma=[0.1, 1.0], snr=2.0), rtol=1e-12)
+    assert data["p"] == 256 and data["epsilon"] == pytest.approx(score_signal(mu, wk, wq, 256), rel=1e-12)
+    # epsilon from its definition (||mu||^2 + (mu.w_K)(mu.w_Q))/sqrt(p), with mu = sqrt(2) e_1 and w at angle 0.3
+    assert data["epsilon"] == pytest.approx((2 + 2 * np.cos(0.3) ** 2) / 16, rel=1e-12)
+    assert all(data["converged"])
+
+@pytest.mark.parametrize("extra, what", [
+    (["--heads", "2"], "multi-head"), (["--residual", "sum"], "multi-head"), (["--head-mode", "sum"], "multi-head"),
+    (["--head-family", "shared"], "multi-head"), (["--test-error"], "test error"), (["--scale-invariant"], "--scale"),
+    (["--scale", "dof"], "--scale"), (["--diag", "0.1"], "--diag"),
+])
+def test_rmt_error_finite_p_refuses_uncovered_readouts(extra, what):
+    "--p with a readout the finite-p derivation does not cover: one line saying so, exit 2."
+    res = run("rmt", "error", "--gamma", "1", "--p", "256", *extra)
+    assert res.exit_code == 2
+    line = one_line_error(res)
+    assert "finite-p theory (--p) does not cover" in line and what in line, line
+
+# --- issue 31 item 6: several heads and features, the sink ---------------------------------------------------------
+
+def test_slr_bayes_presence_matches_library():
+    "bayes --presence: mf_bayes_risk of MultiFeatureSLR with the same draws; C* = (1 - p) L e^(nu/2)/p; K features."
+    import math
+    from attnstat.slr.multihead import MultiFeatureSLR, mf_bayes_risk
+    data = json.loads(run("slr", "bayes", "--nu", "3", "--L", "4", "--presence", "0.5", "--n-mc", "4096", "--seed", "1",
+                          "--json").stdout)
+    ref = mf_bayes_risk(MultiFeatureSLR(4, 3.0, 0.5), n=4096, seed=1)
+    assert data["risk"] == ref.risk and data["err"] == ref.err and data["presence"] == [0.5]
+    assert data["sink_star"][0] == pytest.approx(0.5 * 4 * math.exp(1.5) / 0.5, rel=1e-12)
+    data = json.loads(run("slr", "bayes", "--nu", "3", "--nu", "2", "--L", "4", "--presence", "0.5", "--presence", "0.8",
+                          "--n-mc", "2048", "--json").stdout)
+    ref = mf_bayes_risk(MultiFeatureSLR(4, (3.0, 2.0), (0.5, 0.8)), n=2048, seed=0)
+    assert data["features"] == 2 and data["risk"] == ref.risk and data["excess"] == list(ref.excess)
+    # one feature present everywhere: today's exact answer, not a Monte Carlo one
+    a = json.loads(run("slr", "bayes", "--nu", "3", "--L", "4", "--presence", "1", "--json").stdout)
+    b = json.loads(run("slr", "bayes", "--nu", "3", "--L", "4", "--json").stdout)
+    assert a == b
+
+def test_slr_population_heads_match_library():
+    "population --presence/--heads: mh_optimal_risk (same draws); K = 1, p = 1, H = 1 gives today's answer."
+    from attnstat.slr.multihead import MultiFeatureSLR, mh_optimal_risk
+    data = json.loads(run("slr", "population", "--nu", "3", "--L", "4", "--presence", "0.5", "--activation", "sink",
+                          "--n-mc", "1024", "--json").stdout)
+    ref = mh_optimal_risk(MultiFeatureSLR(4, 3.0, 0.5), "sink", n=1024, n_eval=4096, seed=0)
+    assert data["risk"] == ref.risk and data["sink"] == list(ref.sink) and data["heads"] == 1
+    data = json.loads(run("slr", "population", "--nu", "2", "--L", "3", "--heads", "2", "--activation", "softmax",
+                          "--n-mc", "512", "--seed", "3", "--json").stdout)
+    ref = mh_optimal_risk(MultiFeatureSLR(3, 2.0), "softmax", H=2, n=512, n_eval=2048, seed=3)
+    assert data["risk"] == ref.risk and data["heads"] == 2 and "sink" not in data
+    a = json.loads(run("slr", "population", "--nu", "1", "--activation", "linear", "--presence", "1", "--heads", "1",
+                       "--json").stdout)
+    assert a == json.loads(run("slr", "population", "--nu", "1", "--activation", "linear", "--json").stdout)
+
+def test_slr_dynamics_heads_match_library():
+    "dynamics --heads/--features: mh_integrate from M = 0, C = q0 I (and mh_online_sgd with --D); K = H = 1 is today's."
+    import numpy as np
+    from attnstat.slr.multihead import MultiFeatureSLR, mh_integrate, mh_online_sgd
+    data = json.loads(run("slr", "dynamics", "--nu", "2", "--heads", "2", "--features", "2", "--t-max", "1", "--eta", "0.5",
+                          "--n-mc", "256", "--n-rep", "2", "--n-out", "3", "--D", "40", "--json").stdout)
+    m = MultiFeatureSLR(2, (2.0, 2.0))
+    ode = mh_integrate(m, "softmax", (np.zeros((4, 4)), 0.25 * np.eye(4), 0.0), 1.0, eta=0.5, n_mc=256, n_rep=2, n_out=3)
+    np.testing.assert_array_equal(data["m_v_2_1"], ode.M[:, :, 3, 2].mean(axis=0))
+    np.testing.assert_array_equal(data["risk"], ode.risk.mean(axis=0))
+    sgd = mh_online_sgd(m, "softmax", 2, 40, 1.0, eta=0.5, n_seeds=2, n_out=3)
+    np.testing.assert_array_equal(data["sgd_m_k_1_2"], sgd.M[:, :, 0, 1].mean(axis=0))
+    args = ["slr", "dynamics", "--nu", "2", "--t-max", "1", "--n-mc", "512", "--n-out", "3", "--json"]
+    a, b = (json.loads(run(*args, *extra).stdout) for extra in ([], ["--heads", "1", "--features", "1", "--presence", "1"]))
+    assert a == b
+
+@pytest.mark.parametrize("args, option", [
+    (["slr", "bayes", "--nu", "3", "--presence", "0.5", "--alpha", "2"], "--alpha"),
+    (["slr", "bayes", "--nu", "3", "--presence", "1.5"], "--presence"),
+    (["slr", "bayes", "--nu", "3", "--nu", "2", "--presence", "0.5", "--presence", "0.5", "--presence", "0.5"], "--nu"),
+    (["slr", "bayes", "--model", "max", "--nu", "3", "--presence", "0.5"], "--model spiked"),
+    (["slr", "bayes", "--nu", "3,1", "--presence", "0.5"], "--nu"),
+    (["slr", "replica", "--nu", "1", "--nu", "2", "--alpha", "1"], "--nu"),
+    (["slr", "population", "--nu", "3", "--presence", "0.5", "--m-k", "1"], "--m-k"),
+    (["slr", "population", "--nu", "1", "--seed", "2"], "--seed"),
+    (["slr", "population", "--nu", "1", "--heads", "17"], "--heads"),
+    (["slr", "dynamics", "--nu", "2", "--heads", "2", "--lam", "0.1"], "--lam"),
+    (["slr", "dynamics", "--nu", "2", "--nu", "1", "--features", "3"], "--nu"),
+])
+def test_multifeature_refusals(args, option):
+    res = run(*args)
+    assert res.exit_code == 2, res.output
+    assert option in one_line_error(res)

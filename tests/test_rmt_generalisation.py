@@ -258,6 +258,9 @@ def test_concurrent_chunk_writers_lose_nothing(tmp_path):
     "Two processes adding chunks to one export at the same time: every chunk is in the store and in the export."
     import multiprocessing as mp
     ctx = mp.get_context("fork"); barrier = ctx.Barrier(2); path = tmp_path / "ns.npz"
+    # the store made first: two processes creating a new store at the same instant is the store's own race
+    # (attnstat.store; an open may fail with "busy"), not what this test is about
+    with open_store(tmp_path / "attnstat.sqlite") as st: st.tables()
     procs = [ctx.Process(target=_add_chunks, args=(path, chunks, barrier)) for chunks in (range(0, 6), range(6, 12))]
     for p in procs: p.start()
     for p in procs: p.join(120)

@@ -18,8 +18,10 @@ from attnstat.rmt.generalisation import attention_test_error
 from attnstat.rmt import multihead as M
 from attnstat.rmt.multihead import (multihead_theory, multihead_error, head_family, head_activation, multihead_kernel,
                                     readout_features, readout_dof, readout_feature_scale, simulate_multihead,
-                                    compare_multihead_ridge, load_mh_panel, _res_weights, readout_names, residual_names, head_mode_names,
+                                    compare_multihead_ridge, readout_names, residual_names, head_mode_names,
                                     head_family_names, register_readout, Readout, READOUTS, SimulationOptions)
+from attnstat.book import rmt_multihead_data as B
+from attnstat.book.rmt_multihead_data import load_mh_panel, _res_weights
 
 from attnstat.data import data_path
 
@@ -272,3 +274,105 @@ def test_registry_of_readouts():
     with pytest.raises(TypeError, match="residual must be one of"):
         multihead_error("tanh", c=0.5, gamma=0.1, mu=[1.0], W_K=[0.5], W_Q=[0.5], residual=np.zeros(2))
     with pytest.raises(ValueError, match="n_test"): SimulationOptions(n_test=-1)
+
+
+def test_concat_verdict_is_scoped_to_small_gamma():
+    """Issue 30: the concatenated readout beats ridge at gamma = 0.01 but is worse at scale-invariant gamma ~ 0.3-3
+    (c = 1/2, W = I). Theory by its parts (readout_feature_scale, multihead_error, ridge_error; not through
+    compare_multihead_ridge), then paired real-kernel contexts (p = 256, 12 trials): measured |z| <= 1.2 against the
+    theory; allow 3 s.e. + 0.002 (finite p), and the gap at gamma = 1 must be positive by 3 s.e."""
+    s_cat = readout_feature_scale("tanh", c=0.5, residual="concat")
+    g = np.array([0.01, 10**-0.5, 1.0, 10**0.5])
+    th = (multihead_error("tanh", c=0.5, gamma=g * s_cat, mu=[1.0], W_K=[0.0], W_Q=[0.0], residual="concat")
+          - ridge_error(c=0.5, gamma=g * 0.5, snr=1.0))
+    o = compare_multihead_ridge("tanh", c=0.5, gamma=g, mu=[1.0], W_K=[0.0], W_Q=[0.0], residual="concat", scale="relative")
+    np.testing.assert_allclose(o["difference"], th, rtol=1e-10)
+    assert th[0] < -0.1 and np.all(th[1:] > 0.01)
+    sim = simulate_multihead("tanh", 512, 256, [1.0], [0.0], [0.0], np.concatenate([g[1:] * s_cat, g[1:] * 0.5]), 12, 5,
+                             options={"readouts": ("concat", "ridge")})
+    m, se = mean_stderr(sim.train["concat"][:, :3] - sim.train["ridge"][:, 3:], axis=0)
+    assert np.all(np.abs(m - th[1:]) < 3 * se + 2e-3), (m, se, th)
+    assert m[1] > 3 * se[1]
+
+def _small_panel(tmp_path, **kw):
+    args = dict(panel="residual", p=10, trials=(2, 2), seed=3, n_test=5) | kw
+    return B.run_mh_panel(tmp_path / "res.npz", **args)
+
+def test_run_mh_panel_goes_through_the_store(tmp_path, monkeypatch):
+    "Keyed by the full parameters: a hit returns the stored panel, other parameters compute anew; the NPZ is written."
+    from attnstat.store import Store, STORE_NAME
+    meta = _small_panel(tmp_path)
+    assert len(meta["labels"]) == 5 * 2 * len(READOUTS) and meta["gammas"] == B.RES_GAMMAS.tolist()
+    m2, A = load_mh_panel(tmp_path / "res.npz")
+    assert m2 == meta and A["E_0.5|W = I|concat"].shape == (2, B.RES_GAMMAS.size)
+    # the numbers are those of simulate_multihead on the same contexts (seed + 0 at c = 1/2, seed + 1 at c = 2)
+    lab, mu, WK, WQ, al = _res_weights()[3]
+    s = simulate_multihead("tanh", 5, 10, mu, WK, WQ, B.RES_GAMMAS, 2, 4, alpha=al, options={"n_test": 5})
+    for r in READOUTS:
+        np.testing.assert_array_equal(A[f"E_2|{lab}|{r}"], s.train[r])
+        np.testing.assert_array_equal(A[f"T_2|{lab}|{r}"], s.test[r])
+    st = Store(tmp_path / STORE_NAME)
+    assert st.tables() == {"rmt_mh_panel": 1}
+    (tmp_path / "res.npz").unlink()
+    def boom(*a, **k): raise AssertionError("computed on a hit")
+    monkeypatch.setattr(B._rmh, "simulate_multihead", boom)
+    assert _small_panel(tmp_path) == meta                              # a hit, and the NPZ written again
+    _, A2 = load_mh_panel(tmp_path / "res.npz")
+    assert all(np.array_equal(A[k], A2[k]) for k in A) and sorted(A) == sorted(A2)
+    for kw in ({"trials": (3, 2)}, {"seed": 4}, {"n_test": 6}):       # other parameters: computed, never the stored panel
+        with pytest.raises(AssertionError, match="computed on a hit"): _small_panel(tmp_path, **kw)
+    with pytest.raises(AssertionError, match="computed on a hit"): _small_panel(tmp_path, fresh=True)
+    monkeypatch.undo()
+    m3 = _small_panel(tmp_path, trials=(3, 2))
+    assert m3["trials"] == [3, 2] and load_mh_panel(tmp_path / "res.npz")[1]["E_0.5|W = I|ridge"].shape[0] == 3
+    assert st.tables() == {"rmt_mh_panel": 2}
+
+def test_run_mh_panel_heads_and_finite_p(tmp_path):
+    meta = B.run_mh_panel(tmp_path / "h.npz", "heads", p=18, trials=(2, 2), seed=1)
+    assert meta["labels"][-1] == "2|identity|1" and len(meta["labels"]) == 2 * (2 * len(B.MH_HS) + 1)
+    mu, WK, WQ = head_family("hetero", 8)
+    s = simulate_multihead("tanh", 36, 18, mu, WK, WQ, B.MH_GAMMAS, 2, 1, options={"readouts": ("none",)})
+    np.testing.assert_array_equal(load_mh_panel(tmp_path / "h.npz")[1]["E_0.5|hetero|8"], s.train["none"])
+    meta = B.run_mh_panel(tmp_path / "f.npz", "finite_p", p=12, trials=(2, 2, 2), seed=1)
+    assert meta["labels"] == [f"{pp}|{f}|{H}" for pp in (6, 12, 24) for f, H in (("identity", 1), ("shared", 2), ("hetero", 2))]
+
+def test_book_entry_checks(tmp_path):
+    from attnstat.store import Store
+    cases = [(lambda: _small_panel(tmp_path, panel="head"), ValueError, "panel"),
+             (lambda: _small_panel(tmp_path, trials=(2, 2, 2)), ValueError, "trials"),
+             (lambda: _small_panel(tmp_path, trials="22"), TypeError, "trials"),
+             (lambda: _small_panel(tmp_path, trials=(2, 1)), ValueError, "trials"),
+             (lambda: _small_panel(tmp_path, panel="heads"), ValueError, "p"),          # p = 10 < 2 max(H) + 1
+             (lambda: _small_panel(tmp_path, n_test=0), ValueError, "n_test"),
+             (lambda: _small_panel(tmp_path, seed=-1), ValueError, "seed"),
+             (lambda: _small_panel(tmp_path, store="x"), TypeError, "store"),
+             (lambda: _small_panel(tmp_path, fresh=1), TypeError, "fresh"),
+             (lambda: B.run_mh_panel(3, "residual"), TypeError, "path"),
+             (lambda: B.mh_difference_map("concat", "scaled"), ValueError, "scale"),
+             (lambda: B.mh_difference_map("cat", "raw"), ValueError, "residual"),
+             (lambda: B.mh_difference_map("sum", "raw", cs=[0.0]), ValueError, "cs"),
+             (lambda: B.mh_difference_map("sum", "raw", gamma=0.0), ValueError, "gamma"),
+             (lambda: B.run_mh_sign_maps(tmp_path / "m.npz", store=Store), TypeError, "store")]
+    for call, err, word in cases:
+        with pytest.raises(err, match=word): call()
+    np.savez(tmp_path / "plain.npz", a=np.zeros(2))
+    with pytest.raises(ValueError, match="path"): load_mh_panel(tmp_path / "plain.npz")
+
+def test_sign_maps_through_the_store(tmp_path, monkeypatch):
+    "The map entry is E - E_RR of compare_multihead_ridge (another code path); the maps are cached and written."
+    d = B.mh_difference_map("concat", "dof", cs=[0.5, 2.0], snrs=[1.0, 3.0])
+    for i, c in enumerate((0.5, 2.0)):
+        for j, snr in enumerate((1.0, 3.0)):
+            o = compare_multihead_ridge("tanh", c=c, gamma=0.01, mu=[math.sqrt(snr), 0.0], W_K=[0.0, 0.0], W_Q=[0.0, 0.0],
+                                        residual="concat", scale="dof")
+            assert abs(d[i, j] - o["difference"]) < 1e-10
+    monkeypatch.setattr(B, "MH_MAP_CS", np.array([0.5])); monkeypatch.setattr(B, "MH_MAP_SNRS", np.array([1.0, 2.0]))
+    a = B.run_mh_sign_maps(tmp_path / "m.npz")
+    with np.load(tmp_path / "m.npz") as z:
+        assert sorted(z.files) == sorted(a) and z["concat|relative"].shape == (1, 2)
+        assert json.loads(str(z["meta"]))["gamma"] == 0.01
+        np.testing.assert_array_equal(z["sum|raw"], B.mh_difference_map("sum", "raw", cs=[0.5], snrs=[1.0, 2.0]))
+    monkeypatch.setattr(B, "mh_difference_map", lambda *a, **k: pytest.fail("computed on a hit"))
+    b = B.run_mh_sign_maps(tmp_path / "m.npz")
+    assert all(np.array_equal(a[k], b[k]) for k in a)
+

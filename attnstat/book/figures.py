@@ -18,12 +18,13 @@ from ..core import check_choice, ParameterTypeError
 from ..sweep import run_sweep
 
 # %% auto #0
-__all__ = ['FIGURES', 'QUICK_STAMP', 'RISK_ACTIVATIONS', 'FIG_LABEL', 'FIG_CAP', 'BACKEND_START', 'KERNEL_START',
-           'CHAPTER_SECONDS', 'DEFAULT_CHAPTER_SECONDS', 'FigureRecipe', 'register_figure', 'get_figure', 'stamp_quick',
-           'figure_paths', 'panels_by_control', 'draw_figure', 'reproduce_figure', 'reproduce', 'summary_table',
-           'interactive_figure', 'load_rows', 'risk_vs_nu_point', 'attention_vs_ridge_point', 'error_vs_alpha_point',
-           'notebooks_folder', 'recipe_of', 'book_figures', 'reproduce_chapter', 'load_times', 'seconds_serial',
-           'estimate_seconds', 'select_figures', 'reproduce_book']
+__all__ = ['FIGURES', 'QUICK_STAMP', 'RISK_ACTIVATIONS', 'FIG_LABEL', 'FIG_CAP', 'BACKEND_START',
+           'KERNEL_START', 'CHAPTER_SECONDS', 'DEFAULT_CHAPTER_SECONDS', 'FigureRecipe',
+           'register_figure', 'get_figure', 'stamp_quick', 'figure_paths', 'panels_by_control',
+           'draw_figure', 'reproduce_figure', 'reproduce', 'summary_table', 'interactive_figure',
+           'load_rows', 'risk_vs_nu_point', 'attention_vs_ridge_point', 'error_vs_alpha_point',
+           'notebooks_folder', 'recipe_of', 'book_figures', 'reproduce_chapter', 'load_times',
+           'seconds_serial', 'estimate_seconds', 'select_figures', 'reproduce_book']
 
 # %% ../../nbs/05c_figures.ipynb #3e145378
 @dataclass

@@ -14,9 +14,10 @@ from matplotlib.text import Text
 from ..core import ParameterTypeError, check_choice, check_int, check_real, check_array
 
 # %% auto #0
-__all__ = ['STATUS_STYLES', 'STATUS_LABELS', 'REFERENCE_STYLE', 'COINCIDENT_STYLE', 'COLUMN_PX', 'MIN_TEXT_PX', 'PAD_IN',
-           'FIG_ALT', 'Status', 'as_status', 'status_style', 'status_runs', 'plot_theory', 'text_px_per_pt',
-           'min_points', 'smallest_text_px', 'legible', 'legible_rc', 'legend_below', 'alt_text', 'verify_alt']
+__all__ = ['STATUS_STYLES', 'STATUS_LABELS', 'REFERENCE_STYLE', 'COINCIDENT_STYLE', 'COLUMN_PX',
+           'MIN_TEXT_PX', 'PAD_IN', 'FIG_ALT', 'Status', 'as_status', 'status_style', 'status_runs',
+           'plot_theory', 'text_px_per_pt', 'min_points', 'smallest_text_px', 'legible',
+           'legible_rc', 'legend_below', 'alt_text', 'verify_alt']
 
 # %% ../../nbs/05d_book_style.ipynb #9ee3b279
 class Status(str, enum.Enum):
@@ -61,8 +62,8 @@ STATUS_LABELS = MappingProxyType({
     Status.UNSTABLE: "RS-unstable", Status.NOT_CONVERGED: "not converged",
     Status.UNINFORMED: "uninformed branch",
 })  # the words a legend adds to a curve's label for each status
-# a limit or a threshold level (axhline/axvline), never a curve: thin long dashes
-REFERENCE_STYLE = MappingProxyType({"ls": (0, (7, 3)), "lw": 1.0})
+# a limit, an asymptote or a threshold level (axhline/axvline): thin long dashes
+REFERENCE_STYLE = MappingProxyType({"ls": (0, (10, 4)), "lw": 1.0})
 # a curve that another one covers exactly: a wide pale band under it, so that both stay visible
 COINCIDENT_STYLE = MappingProxyType({"lw": 6.0, "alpha": 0.3, "solid_capstyle": "butt"})
 _RANK = {Status.STABLE: 0, Status.UNINFORMED: 1, Status.UNDETERMINED: 2, Status.UNSTABLE: 3}

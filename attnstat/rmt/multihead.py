@@ -23,13 +23,14 @@ from .theory import (_H, GAMMA_RANGE, GRAM_MAX, _continue, _dx_implicit, _noise_
                                  mp_rule, ridge_error, spiked_rule, theory_options)
 
 # %% auto #0
-__all__ = ['HEAD_MODES', 'READOUTS', 'HEAD_FAMILIES', 'HeadMode', 'AverageHeads', 'SumHeads', 'register_head_mode',
-           'head_mode_names', 'Readout', 'NoResidual', 'SumResidual', 'ConcatResidual', 'RidgeReadout',
-           'register_readout', 'readout_names', 'residual_names', 'HeadFamily', 'IdenticalHeads', 'SharedHeads',
-           'HeteroHeads', 'register_head_family', 'head_family_names', 'head_family', 'head_activation',
-           'MultiheadTheory', 'multihead_theory', 'multihead_error', 'multihead_kernel', 'readout_features',
-           'readout_feature_scale', 'readout_dof', 'MultiheadSimulation', 'SimulationOptions', 'simulate_multihead',
-           'multihead_test_error', 'compare_multihead_ridge']
+__all__ = ['HEAD_MODES', 'READOUTS', 'HEAD_FAMILIES', 'HeadMode', 'AverageHeads', 'SumHeads',
+           'register_head_mode', 'head_mode_names', 'Readout', 'NoResidual', 'SumResidual',
+           'ConcatResidual', 'RidgeReadout', 'register_readout', 'readout_names', 'residual_names',
+           'HeadFamily', 'IdenticalHeads', 'SharedHeads', 'HeteroHeads', 'register_head_family',
+           'head_family_names', 'head_family', 'head_activation', 'MultiheadTheory',
+           'multihead_theory', 'multihead_error', 'multihead_kernel', 'readout_features',
+           'readout_feature_scale', 'readout_dof', 'MultiheadSimulation', 'SimulationOptions',
+           'simulate_multihead', 'multihead_test_error', 'compare_multihead_ridge']
 
 # %% ../../nbs/03f_rmt_multihead.ipynb #3a0bc16c
 def _register(registry, base, cls, overwrite, what):
@@ -176,30 +177,105 @@ class NoResidual(Readout):
     "The readout on the attention features X K."
     name = "none"
     has_test_theory = True
-    def features(self, X, XK): return XK
+    def features(self, X, # tokens, p x m
+                 XK, # attention features X K, p x m
+                ) -> np.ndarray:
+        """X K.
+
+        Parameters
+        ----------
+        X
+            tokens, p x m
+        XK
+            attention features X K, p x m
+        """
+        return XK
 
 # %% ../../nbs/03f_rmt_multihead.ipynb #readouts2-1
 class SumResidual(Readout):
     "The readout on X (I + K): the identity adds 1/hs to the diagonal level of the averaged kernel."
     name = "sum"
     has_test_theory = True
-    def features(self, X, XK): return X + XK
-    def diag_shift(self, hs): return 1.0 / hs
-    def test_weight(self, gscale): return math.sqrt(gscale)
+    def features(self, X, # tokens, p x m
+                 XK, # attention features X K, p x m
+                ) -> np.ndarray:
+        """X + X K.
+
+        Parameters
+        ----------
+        X
+            tokens, p x m
+        XK
+            attention features X K, p x m
+        """
+        return X + XK
+    def diag_shift(self, hs:float, # the head mode's factor
+                   ) -> float:
+        """1/hs: the identity on the averaged kernel's scale.
+
+        Parameters
+        ----------
+        hs : float
+            the head mode's factor
+        """
+        return 1.0 / hs
+    def test_weight(self, gscale:float, # gamma scale 1/hs^2 of the head mode
+                   ) -> float:
+        """sqrt(gscale) = 1/hs.
+
+        Parameters
+        ----------
+        gscale : float
+            gamma scale 1/hs^2 of the head mode
+        """
+        return math.sqrt(gscale)
 
 # %% ../../nbs/03f_rmt_multihead.ipynb #readouts2-2
 class ConcatResidual(Readout):
     "The readout on [X; X K]: a new fixed point with X weighted by omega = 1/hs^2."
     name = "concat"
-    def features(self, X, XK): return np.vstack([X, XK])
-    def omega(self, hs): return 1.0 / hs**2
+    def features(self, X, # tokens, p x m
+                 XK, # attention features X K, p x m
+                ) -> np.ndarray:
+        """[X; X K].
+
+        Parameters
+        ----------
+        X
+            tokens, p x m
+        XK
+            attention features X K, p x m
+        """
+        return np.vstack([X, XK])
+    def omega(self, hs:float, # the head mode's factor
+             ) -> float:
+        """1/hs^2: [X; hs X K] is hs [X/hs; X K].
+
+        Parameters
+        ----------
+        hs : float
+            the head mode's factor
+        """
+        return 1.0 / hs**2
 
 # %% ../../nbs/03f_rmt_multihead.ipynb #readouts2-3
 class RidgeReadout(Readout):
     "Ridge regression on the tokens X alone (its theory is ridge_error)."
     name = "ridge"
     has_theory = False
-    def features(self, X, XK): return X
+    def features(self, X, # tokens, p x m
+                 XK, # attention features X K, p x m
+                ) -> np.ndarray:
+        """X.
+
+        Parameters
+        ----------
+        X
+            tokens, p x m
+        XK
+            attention features X K, p x m
+        """
+        return X
 
 # %% ../../nbs/03f_rmt_multihead.ipynb #readoutreg
 READOUTS = {} # name -> Readout subclass
@@ -253,13 +329,42 @@ class HeadFamily:
 class IdenticalHeads(HeadFamily):
     "w_K^h = w_Q^h = r mu_hat for every head."
     name = "identical"
-    def head(self, h, H, r): return {0: r}, {0: r}
+    def head(self, h:int, # the head, 0 <= h < H
+             H:int, # number of heads
+             r:float, # ||w_K^h|| = ||w_Q^h||
+            ) -> tuple:
+        """Both along mu_hat.
+
+        Parameters
+        ----------
+        h : int
+            the head, 0 <= h < H
+        H : int
+            number of heads
+        r : float
+            ||w_K^h|| = ||w_Q^h||
+        """
+        return {0: r}, {0: r}
 
 # %% ../../nbs/03f_rmt_multihead.ipynb #abbd22b2-2
 class SharedHeads(HeadFamily):
     "Configuration A: keys = queries = r (cos(pi/4) mu_hat + sin(pi/4) e_h)."
     name = "shared"
-    def head(self, h, H, r):
+    def head(self, h:int, # the head, 0 <= h < H
+             H:int, # number of heads
+             r:float, # ||w_K^h|| = ||w_Q^h||
+            ) -> tuple:
+        """A common part along mu_hat and a private one along e_h.
+
+        Parameters
+        ----------
+        h : int
+            the head, 0 <= h < H
+        H : int
+            number of heads
+        r : float
+            ||w_K^h|| = ||w_Q^h||
+        """
         k = {0: r * math.cos(math.pi / 4), 1 + h: r * math.sin(math.pi / 4)}
         return k, dict(k)
 
@@ -268,7 +373,21 @@ class HeteroHeads(HeadFamily):
     "Configuration B: non-symmetric heads at the angles t_h = (h + 1/2) pi/(2H) to mu_hat."
     name = "hetero"
     # keys r (cos t mu_hat + sin t e_h), queries r (sin t mu_hat + cos t e_(H+h))
-    def head(self, h, H, r):
+    def head(self, h:int, # the head, 0 <= h < H
+             H:int, # number of heads
+             r:float, # ||w_K^h|| = ||w_Q^h||
+            ) -> tuple:
+        """Keys and queries at the head's own angle t_h.
+
+        Parameters
+        ----------
+        h : int
+            the head, 0 <= h < H
+        H : int
+            number of heads
+        r : float
+            ||w_K^h|| = ||w_Q^h||
+        """
         t = (h + 0.5) * math.pi / (2 * H)
         return ({0: r * math.cos(t), 1 + h: r * math.sin(t)},
                 {0: r * math.sin(t), 1 + H + h: r * math.cos(t)})

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import numpy as np
 from scipy import optimize as _opt
-from ..core import check_array, check_choice, check_real
+from ..core import ParameterTypeError, check_array, check_choice, check_real
 from .hermite import activation
 from .theory import (GAMMA_RANGE, _gamma_grid, _noise_solution, attention_error,
                                  attention_error_ridgeless, attention_theory, mp_rule,
@@ -17,8 +17,8 @@ from .theory import (GAMMA_RANGE, _gamma_grid, _noise_solution, attention_error,
 from .generalisation import attention_test_error, ridge_test_error
 
 # %% auto #0
-__all__ = ['SCALES', 'WEIGHTS', 'feature_scale', 'ridge_feature_scale', 'effective_dof', 'ridge_effective_dof',
-           'matched_dof_gamma', 'compare_attention_ridge', 'difference_map']
+__all__ = ['SCALES', 'WEIGHTS', 'feature_scale', 'ridge_feature_scale', 'effective_dof',
+           'ridge_effective_dof', 'matched_dof_gamma', 'compare_attention_ridge', 'difference_map']
 
 # %% ../../nbs/03d_rmt_vs_ridge.ipynb #4fd1e632
 def feature_scale(f, # activation
@@ -137,6 +137,21 @@ def matched_dof_gamma(f, # activation
     if h(lo) < 0: return GAMMA_RANGE[0]
     return float(math.exp(_opt.brentq(h, lo, hi, xtol=1e-10, rtol=1e-10)))
 
+# %% ../../nbs/03d_rmt_vs_ridge.ipynb #sweeps-choice
+def _choice(name:str, value, choices) -> str:
+    "`value` once checked that it is a str among `choices` (errors name `name`)."
+    if not isinstance(value, str):
+        raise ParameterTypeError(f"{name} must be a str, one of {list(choices)}, "
+                                 f"got {type(value).__name__}")
+    return check_choice(name, value, choices)
+
+# %% ../../nbs/03d_rmt_vs_ridge.ipynb #sweeps-flag
+def _flag(name:str, value) -> bool:
+    "`value` once checked that it is True or False (a TypeError naming `name`)."
+    if not isinstance(value, bool):
+        raise ParameterTypeError(f"{name} must be True or False, got {value!r}")
+    return value
+
 # %% ../../nbs/03d_rmt_vs_ridge.ipynb #f4ecb947
 SCALES = ("raw", "relative", "dof")
 
@@ -177,9 +192,10 @@ def compare_attention_ridge(f, # activation
     require_a1 : bool, default True
         refuse a_1 = 0
     """
-    check_choice("scale", scale, SCALES)
+    _choice("scale", scale, SCALES); test = _flag("test", test)
+    require_a1 = _flag("require_a1", require_a1)
     c = check_real("c", c, lo=1e-6, hi=1e6); g = _gamma_grid(gamma)
-    snr = float(np.sum(np.square(np.asarray(mu, float))))
+    snr = float(np.sum(np.square(check_array("mu", mu, ndim=1))))
     gR = g if scale == "raw" else g * ridge_feature_scale(c=c)
     if scale == "raw": gA = g
     elif scale == "relative": gA = g * feature_scale(f, c=c, diag=diag)
@@ -254,7 +270,8 @@ def difference_map(f, # activation
     test : bool, default False
         the fresh-token test errors, not the interpolation errors
     """
-    check_choice("weights", weights, tuple(WEIGHTS)); check_choice("scale", scale, SCALES)
+    _choice("weights", weights, tuple(WEIGHTS)); _choice("scale", scale, SCALES)
+    test = _flag("test", test)
     w_K, w_Q = WEIGHTS[weights]
     # grids: 1-d arrays of finite numbers
     cs, snrs = check_array("cs", cs, ndim=1), check_array("snrs", snrs, ndim=1)

@@ -10,9 +10,9 @@ from scipy import special
 from ..core import check_real, check_array, check_int
 
 # %% auto #0
-__all__ = ['softmax', 'softplus', 'linear', 'erf', 'ACTIVATIONS', 'Activation',
-           'NormalisedActivation', 'ElementwiseActivation', 'log_softplus', 'register_activation',
-           'get_activation', 'attention_predict']
+__all__ = ['softmax', 'softplus', 'linear', 'erf', 'softmax1', 'sink', 'ACTIVATIONS', 'Activation', 'NormalisedActivation',
+           'ElementwiseActivation', 'SinkSoftmax', 'log_softplus', 'register_activation', 'get_activation',
+           'attention_predict']
 
 # %% ../../nbs/01b_slr_activations.ipynb #75e8c291
 def _mask_of(chi, mask):
@@ -36,12 +36,15 @@ class Activation:
     elementwise : bool, default False
         sigma acts on each score separately
     has_offset : bool, default False
-        takes the offset c (erf)
+        takes the offset c (erf offset, log sink)
+    laplace_route : bool, default False
+        sigma = a(chi) / sum a with `log_a`: the Laplace route of 01c applies
     """
     name: str = "activation" # registry name
     normalised: bool = False # sigma(chi) = a(chi) / sum a (softmax-like)
     elementwise: bool = False # sigma acts on each score separately
-    has_offset: bool = False # takes the offset c (erf)
+    has_offset: bool = False # takes the offset c (erf offset, log sink)
+    laplace_route: bool = False # sigma = a(chi) / sum a with `log_a`: the Laplace route of 01c applies
 
     def value(self, chi, # (..., L) scores
               mask=None, # (..., L) bool, True on real tokens
@@ -59,6 +62,50 @@ class Activation:
         raise NotImplementedError
     def _jac_parts(self, chi, mask, c): raise NotImplementedError
 
+    def jacobian_parts(self, chi, # (..., L) scores
+                       mask=None, # (..., L) bool, True on real tokens
+                       c:float=0.0, # offset (erf, log sink)
+                      ) -> tuple:
+        """(d, s, g): J = diag(d) - s g^T; s is None (diagonal J) or the weights sigma themselves.
+
+        Parameters
+        ----------
+        chi
+            (..., L) scores
+        mask : default None
+            (..., L) bool, True on real tokens
+        c : float, default 0.0
+            offset (erf, log sink)
+        """
+        chi = np.asarray(chi, float)
+        return self._jac_parts(chi, _mask_of(chi, mask), c)
+
+    def fields(self, chi, # (..., L) key scores
+               z, # (..., L) value scores (masked entries ignored)
+               mask=None, # (..., L) bool, True on real tokens
+               c:float=0.0, # offset (erf, log sink)
+              ) -> tuple:
+        """(sigma, f = sigma.z, u = J^T z = df/dchi) in one pass: what gradients of attention need.
+
+        Parameters
+        ----------
+        chi
+            (..., L) key scores
+        z
+            (..., L) value scores (masked entries ignored)
+        mask : default None
+            (..., L) bool, True on real tokens
+        c : float, default 0.0
+            offset (erf, log sink)
+        """
+        d, s, g = self.jacobian_parts(chi, mask, c)
+        z = np.asarray(z, float)
+        w = self.value(chi, mask, c) if s is None else s
+        f = np.sum(w * z, axis=-1)
+        if s is None: return w, f, d * z
+        if d is g: return w, f, g * (z - f[..., None])   # softmax's form diag(g) - sigma g^T
+        return w, f, d * z - g * f[..., None]
+
     def jacobian(self, chi, # (..., L) scores
                  mask=None, # (..., L) bool, True on real tokens
                  c:float=0.0, # offset (erf only)
@@ -75,7 +122,7 @@ class Activation:
             offset (erf only)
         """
         chi = np.asarray(chi, float)
-        d, s, sg = self._jac_parts(chi, _mask_of(chi, mask), c)
+        d, s, sg = self.jacobian_parts(chi, mask, c)
         J = d[..., :, None] * np.eye(chi.shape[-1])
         if s is not None: J = J - s[..., :, None] * sg[..., None, :]
         return J
@@ -99,7 +146,7 @@ class Activation:
             offset (erf only)
         """
         chi = np.asarray(chi, float); dchi = np.asarray(dchi, float)
-        d, s, sg = self._jac_parts(chi, _mask_of(chi, mask), c)
+        d, s, sg = self.jacobian_parts(chi, mask, c)
         out = d * dchi
         if s is not None: out = out - s * np.sum(sg * dchi, axis=-1, keepdims=True)
         return out
@@ -123,7 +170,7 @@ class Activation:
             offset (erf only)
         """
         chi = np.asarray(chi, float); g = np.asarray(g, float)
-        d, s, sg = self._jac_parts(chi, _mask_of(chi, mask), c)
+        d, s, sg = self.jacobian_parts(chi, mask, c)
         out = d * g
         if s is not None: out = out - sg * np.sum(s * g, axis=-1, keepdims=True)
         return out
@@ -184,7 +231,7 @@ class NormalisedActivation(Activation):
     dlog_a
         vectorised (log a)'(u)
     """
-    normalised, elementwise = True, False
+    normalised, elementwise, laplace_route = True, False, True
     def __init__(self, name:str, # registry name
                  log_a, # vectorised log a(u), finite for every real u
                  dlog_a, # vectorised (log a)'(u)
@@ -293,6 +340,127 @@ class ElementwiseActivation(Activation):
         chi = np.asarray(chi, float); mask = _mask_of(chi, mask)
         return np.where(mask, self.dphi_dc(np.where(mask, chi, 0.0), c), 0.0)
 
+# %% ../../nbs/01b_slr_activations.ipynb #sink-weights-01b
+def _sink_weights(logits, log_sink):
+    "e^(logits_l) / (e^(log_sink) + sum_l e^(logits_l)), last axis, log-sum-exp (sink may be 0)."
+    lc = np.broadcast_to(np.asarray(log_sink, float), logits.shape[:-1])[..., None]
+    m = np.maximum(np.max(logits, axis=-1, keepdims=True), lc)
+    e = np.exp(logits - m)
+    return e / (np.exp(lc - m) + e.sum(axis=-1, keepdims=True))
+
+# %% ../../nbs/01b_slr_activations.ipynb #sink-class-01b
+class SinkSoftmax(Activation):
+    """Sink-softmax e^(chi_l) / (C + sum_l' e^(chi_l')): C fixed, or learned as C = e^c (offset c).
+
+    Parameters
+    ----------
+    name : str
+        registry name
+    C : float | None, default None
+        fixed sink constant C >= 0 (None: learned, C = e^c, c the offset)
+    """
+    normalised, elementwise, laplace_route = False, False, False   # the weights sum to less than one
+    def __init__(self, name:str, # registry name
+                 C:float|None=None, # fixed sink constant C >= 0 (None: learned, C = e^c, c the offset)
+                ):
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"name must be a non-empty str, got {name!r}")
+        self.name, self.has_offset = name, C is None
+        self.C = None if C is None else check_real("C", C, lo=0.0)
+        self._log_C = None if C is None else (math.log(self.C) if self.C > 0 else -np.inf)
+
+    def log_sink(self, c=0.0, # offset c = log C (learned sink), broadcast against the scores
+                ) -> np.ndarray:
+        """log C: the fixed value, or the offset c.
+
+        Parameters
+        ----------
+        c : default 0.0
+            offset c = log C (learned sink), broadcast against the scores
+        """
+        return np.asarray(self._log_C if self._log_C is not None else c, float)
+
+    def _logits(self, chi, mask, c):
+        chi = np.asarray(chi, float)
+        lc = np.broadcast_to(self.log_sink(c), chi.shape)[..., 0]   # c broadcasts like the scores
+        return np.where(_mask_of(chi, mask), chi, -np.inf), lc
+
+    def value(self, chi, # (..., L) scores
+              mask=None, # (..., L) bool, True on real tokens
+              c=0.0, # offset c = log C (learned sink only)
+             ) -> np.ndarray:
+        """Weights e^chi / (C + sum e^chi) over the real tokens (masked entries exactly 0).
+
+        Parameters
+        ----------
+        chi
+            (..., L) scores
+        mask : default None
+            (..., L) bool, True on real tokens
+        c : default 0.0
+            offset c = log C (learned sink only)
+        """
+        return _sink_weights(*self._logits(chi, mask, c))
+
+    def sink_weight(self, chi, # (..., L) scores
+                    mask=None, # (..., L) bool, True on real tokens
+                    c=0.0, # offset c = log C (learned sink only)
+                   ) -> np.ndarray:
+        """Weight of the sink, C / (C + sum e^chi) = 1 - sum_l sigma_l.
+
+        Parameters
+        ----------
+        chi
+            (..., L) scores
+        mask : default None
+            (..., L) bool, True on real tokens
+        c : default 0.0
+            offset c = log C (learned sink only)
+        """
+        lg, lc = self._logits(chi, mask, c)
+        return _sink_weights(lc[..., None], np.logaddexp.reduce(lg, axis=-1))[..., 0]
+
+    def jacobian_parts(self, chi, # (..., L) scores
+                       mask=None, # (..., L) bool, True on real tokens
+                       c=0.0, # offset c = log C (learned sink only)
+                      ) -> tuple:
+        """(sigma, sigma, sigma): J = diag(sigma) - sigma sigma^T, softmax's form.
+
+        Parameters
+        ----------
+        chi
+            (..., L) scores
+        mask : default None
+            (..., L) bool, True on real tokens
+        c : default 0.0
+            offset c = log C (learned sink only)
+        """
+        s = self.value(chi, mask, c)
+        return s, s, s
+
+    def _jac_parts(self, chi, mask, c):
+        raise NotImplementedError(
+            f"activation {self.name!r}: its weights do not sum to one, and this routine assumes they do "
+            "or that sigma is element-wise; it must call Activation.fields or jacobian_parts")
+
+    def dvalue_dc(self, chi, # (..., L) scores
+                  mask=None, # (..., L) bool, True on real tokens
+                  c=0.0, # offset c = log C
+                 ) -> np.ndarray:
+        """d sigma_l / dc = -sigma_l sigma_sink (learned sink only).
+
+        Parameters
+        ----------
+        chi
+            (..., L) scores
+        mask : default None
+            (..., L) bool, True on real tokens
+        c : default 0.0
+            offset c = log C
+        """
+        if not self.has_offset: return super().dvalue_dc(chi, mask, c)
+        return -self.value(chi, mask, c) * self.sink_weight(chi, mask, c)[..., None]
+
 # %% ../../nbs/01b_slr_activations.ipynb #109a87e4
 def log_softplus(u, # real array (finite entries)
                 ):
@@ -330,10 +498,13 @@ erf = ElementwiseActivation(
     has_offset=True,
 )
 
-ACTIVATIONS = {a.name: a for a in (softmax, linear, erf, softplus)}
+softmax1 = SinkSoftmax("softmax1", C=1.0)
+sink = SinkSoftmax("sink")   # learned sink C = e^c (the offset c)
+
+ACTIVATIONS = {a.name: a for a in (softmax, linear, erf, softplus, softmax1, sink)}
 
 # %% ../../nbs/01b_slr_activations.ipynb #d18b7def
-def register_activation(act:Activation, # a NormalisedActivation or ElementwiseActivation
+def register_activation(act:Activation, # an Activation implementing value and jacobian_parts
                         overwrite:bool=False, # replace an existing entry of that name
                        ) -> Activation:
     """Add an activation to the registry so that `get_activation(act.name)` and every population
@@ -342,13 +513,19 @@ def register_activation(act:Activation, # a NormalisedActivation or ElementwiseA
     Parameters
     ----------
     act : Activation
-        a NormalisedActivation or ElementwiseActivation
+        an Activation implementing value and jacobian_parts
     overwrite : bool, default False
         replace an existing entry of that name
     """
-    if not isinstance(act, (NormalisedActivation, ElementwiseActivation)):
-        raise TypeError("act must be a NormalisedActivation or ElementwiseActivation, got "
-                        f"{type(act).__name__}")
+    if not isinstance(act, Activation):
+        raise TypeError("act must be a NormalisedActivation, an ElementwiseActivation or another "
+                        f"Activation, got {type(act).__name__}")
+    cls = type(act)
+    if cls.value is Activation.value or (cls._jac_parts is Activation._jac_parts
+                                         and cls.jacobian_parts is Activation.jacobian_parts):
+        raise TypeError(f"act ({cls.__name__}) must implement value and jacobian_parts")
+    if act.laplace_route and not callable(getattr(act, "log_a", None)):
+        raise TypeError(f"act ({cls.__name__}) has laplace_route but no callable log_a")
     if not isinstance(act.name, str) or not act.name:
         raise TypeError(f"act.name must be a non-empty str, got {act.name!r}")
     if act.name in ACTIVATIONS and not overwrite and ACTIVATIONS[act.name] is not act:

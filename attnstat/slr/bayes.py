@@ -16,10 +16,10 @@ from .models import SLRModel, Projections, check_model
 import itertools
 
 # %% auto #0
-__all__ = ['LocationPrior', 'location_prior', 'ChannelOutput', 'bayes_channel', 'bayes_prediction', 'NishimoriSample',
-           'inner_draws', 'nishimori_sample', 'nishimori_terms', 'free_entropy', 'BayesOptimalResult',
-           'NishimoriOptions', 'bayes_optimal_error', 'BayesBranches', 'bayes_optimal_branches', 'PhaseDiagram',
-           'bayes_phase_diagram']
+__all__ = ['LocationPrior', 'location_prior', 'ChannelOutput', 'bayes_channel', 'bayes_prediction',
+           'NishimoriSample', 'inner_draws', 'nishimori_sample', 'nishimori_terms', 'free_entropy',
+           'BayesOptimalResult', 'NishimoriOptions', 'bayes_optimal_error', 'BayesBranches',
+           'bayes_optimal_branches', 'PhaseDiagram', 'bayes_phase_diagram']
 
 # %% ../../nbs/02c_slr_bayes_optimal.ipynb #fbb013e0
 def _check_model(model):

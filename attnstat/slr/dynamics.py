@@ -42,12 +42,14 @@ def _check_model(model):
                          f"noise = {model.noise!r}")
     return model
 
+# %% ../../nbs/01e_slr_dynamics.ipynb #dynchk01-1
 def _check_bool(name, value):
     "`value` as a bool; ParameterTypeError naming `name` otherwise."
     if not isinstance(value, (bool, np.bool_)):
         raise ParameterTypeError(f"{name} must be True or False, got {type(value).__name__}")
     return bool(value)
 
+# %% ../../nbs/01e_slr_dynamics.ipynb #dynchk01-2
 def _bounded(name, value, shape, hi=_BIG):
     "A finite float array of the given shape whose entries lie in [-hi, hi]."
     a = check_array(name, value, shape=shape)
@@ -56,11 +58,13 @@ def _bounded(name, value, shape, hi=_BIG):
                          f"got max |{name}| = {np.max(np.abs(a)):.3g}")
     return a
 
+# %% ../../nbs/01e_slr_dynamics.ipynb #dynchk01-3
 def _check_coeffs(lam, c, eta=0.0):
     "(lam, c, eta) checked: lam and eta in [0, 1e6], the offset c in [-1e6, 1e6]."
     return (check_real("lam", lam, lo=0.0, hi=_BIG), check_real("c", c, lo=-_BIG, hi=_BIG),
             check_real("eta", eta, lo=0.0, hi=_BIG))
 
+# %% ../../nbs/01e_slr_dynamics.ipynb #dynchk01-4
 def _check_progress(progress):
     "`progress` if it is callable or None; ParameterTypeError otherwise."
     if progress is not None and not callable(progress):
@@ -68,6 +72,7 @@ def _check_progress(progress):
                                  f"got {type(progress).__name__}")
     return progress
 
+# %% ../../nbs/01e_slr_dynamics.ipynb #dynchk01-5
 def _check_draws(draws):
     "`draws` if it is a Draws; ParameterTypeError otherwise."
     if not isinstance(draws, Draws):
@@ -150,6 +155,7 @@ def _sobol_draws(model, n, seed, dims=4):
     y = G[:, 0, 1] + model.noise * Z[:, -1]
     return G, y, np.ones((n, L), bool), np.zeros(n, int)
 
+# %% ../../nbs/01e_slr_dynamics.ipynb #7eb514b5-1
 def _stack(parts, signs):
     "(G, y, mask, eps) with, per sign vector f, the copy (G f, ...) appended (y flips by f[1])."
     G, y, mask, eps = parts
@@ -158,6 +164,7 @@ def _stack(parts, signs):
         mask, eps = np.concatenate([mask, mask]), np.concatenate([eps, eps])
     return G, y, mask, eps
 
+# %% ../../nbs/01e_slr_dynamics.ipynb #7eb514b5-2
 def dyn_draws(model:SLRModel, # SpikedSLR or MaxSLR
               n:int=60_000, # sequences before symmetrisation (2n are used)
               seed=0, # int or numpy Generator
@@ -216,6 +223,7 @@ def _reduced_weights(M, C):
     w, V = np.linalg.eigh(0.5 * (C + C.T))
     return np.concatenate([M.T, (V * np.sqrt(np.clip(w, 0.0, None))) @ V.T])
 
+# %% ../../nbs/01e_slr_dynamics.ipynb #7015e8be-1
 def reduced_weights(M, # (2, 2) overlaps, rows (k, v), columns (k*, v*)
                     C, # (2, 2) Gram matrix of the orthogonal parts, C = Q - M M^T
                    ) -> np.ndarray:
@@ -240,6 +248,7 @@ def _pair_sum(A, B, symmetric):
     return (A[:h].reshape(-1, a).T @ B[:h].reshape(-1, b)
             + A[h:].reshape(-1, a).T @ B[h:].reshape(-1, b))
 
+# %% ../../nbs/01e_slr_dynamics.ipynb #2ba89e2d-1
 @dataclass
 class RiskGrad:
     """Monte Carlo half risk r = E(y - f)^2 / 2 of the reduced weights, its gradient, and the SGD
@@ -262,6 +271,7 @@ class RiskGrad:
     # (2, 2) SGD noise matrix E[(f - y)^2 sum_l g_l g_l^T] (None unless asked)
     Upsilon: np.ndarray | None
 
+# %% ../../nbs/01e_slr_dynamics.ipynb #2ba89e2d-2
 def _act_fields(act, chi, z, mask, c):
     "sigma(chi), f = sigma.z and u = J_sigma^T z in one pass (one evaluation of the weights)."
     if act is softmax and mask is None:
@@ -293,6 +303,7 @@ def _risk_grad(Wt, draws, act, lam, c, sigma=False):
     Ups = _pair_sum(g * e2[:, None, None], g, draws.symmetric) / n if sigma else None
     return RiskGrad(r, 0.5 * float(e2.std(ddof=1)) / math.sqrt(n), grad, Ups)
 
+# %% ../../nbs/01e_slr_dynamics.ipynb #c73c167d-1
 def risk_grad(Wt, # (4, 2) reduced weights [M^T; C^(1/2)]
               draws:Draws, # from dyn_draws
               activation, # name or Activation
@@ -337,6 +348,7 @@ def _flow_rhs(M, C, draws, act, lam, c, eta, sphere):
     if eta > 0: dC = dC + eta * rg.Upsilon
     return -Gm.T, dC, rg
 
+# %% ../../nbs/01e_slr_dynamics.ipynb #7add22b1-1
 def flow_rhs(M, # (2, 2) overlaps
              C, # (2, 2) orthogonal Gram matrix
              draws:Draws, # from dyn_draws
@@ -445,6 +457,7 @@ def _overlaps_of(M, C):
     return np.stack([M[..., 0, 0], M[..., 0, 1], M[..., 1, 0], M[..., 1, 1],
                      Q[..., 0, 0], Q[..., 0, 1], Q[..., 1, 1]], axis=-1)
 
+# %% ../../nbs/01e_slr_dynamics.ipynb #62c247a5-1
 def overlaps_of(M, # (..., 2, 2) overlaps with the teacher: rows (k, v), columns (k*, v*)
                 C, # (..., 2, 2) covariance of the parts of (k, v) orthogonal to the teacher
                ) -> np.ndarray:
@@ -467,6 +480,7 @@ def overlaps_of(M, # (..., 2, 2) overlaps with the teacher: rows (k, v), columns
     if M.shape != C.shape: raise ValueError(f"C must have the shape of M, {M.shape}, got {C.shape}")
     return _overlaps_of(M, C)
 
+# %% ../../nbs/01e_slr_dynamics.ipynb #62c247a5-2
 def random_start(q0:float=0.25, # initial squared norm per dimension of k and v
                  D=None, # dimension: None gives the D -> infinity start M = 0;
                          # an int draws M = O(D^-1/2)
@@ -663,6 +677,7 @@ class FlowOptions:
         for name in ("conditional", "adapt", "sphere", "richardson"):
             put(name, _check_bool(name, getattr(self, name)))
 
+# %% ../../nbs/01e_slr_dynamics.ipynb #dynopt01-1
 def _options(cls, options, legacy, func):
     "`options` (a `cls`, a dict of its fields or None) updated by the deprecated keywords `legacy`."
     names = [f.name for f in dataclasses.fields(cls)]
@@ -700,6 +715,7 @@ def _hvp_power(M, C, draws, act, lam, c, iters=8, h=1e-4):
         v = Hv / nv
     return abs(lam_max)
 
+# %% ../../nbs/01e_slr_dynamics.ipynb #dynflow1-1
 def _first_step(o, curv, t_max):
     """The first step: o.dt (halved to the explicit-stepping limit 1.6/curvature if adapting),
     else 0.8/curvature <= 0.1."""
@@ -863,6 +879,7 @@ def _start_of(start, q0):
         raise ValueError("start C must be positive semi-definite")
     return M0, C0
 
+# %% ../../nbs/01e_slr_dynamics.ipynb #dynint01-1
 def _flow_draws(model, o, seed, draws):
     "The Draws of each replicate: `draws` as given (one or a list), else o.n_rep fresh sets."
     if draws is None:
@@ -1014,6 +1031,7 @@ def _sim_overlaps(W, D):
     Q = np.swapaxes(W, 1, 2) @ W / D
     return M, Q - M @ np.swapaxes(M, 1, 2)
 
+# %% ../../nbs/01e_slr_dynamics.ipynb #dynsim01-1
 def _tokens(model, m, D, rng, dtype=np.float64):
     "m sequences of D-dimensional tokens, teacher k* = sqrt(D) e_1, v* = sqrt(D) e_2 (by rotation)."
     P = model.sample_projections(m, rng)
@@ -1022,6 +1040,7 @@ def _tokens(model, m, D, rng, dtype=np.float64):
     X *= P.mask[..., None]
     return X, P.y, P.mask
 
+# %% ../../nbs/01e_slr_dynamics.ipynb #dynsim01-2
 def _sample_grad(act, W, X, y, mask, c):
     "(sum_l (f - y) x_l g_l^T / sqrt(D), f - y) for weights W (S, D, 2) and tokens X (S, m, L, D)."
     D = W.shape[1]
@@ -1033,10 +1052,12 @@ def _sample_grad(act, W, X, y, mask, c):
     g = np.stack([u, s], axis=-1).reshape(S, m, L, 2) * e[..., None, None]
     return np.einsum("smld,smlj->sdj", X, g, optimize=True) / math.sqrt(D), e
 
+# %% ../../nbs/01e_slr_dynamics.ipynb #dynsim01-3
 def _start_weights(S, D, q0, rng):
     "S random starts W (D, 2) with entries N(0, q0)."
     return rng.standard_normal((S, D, 2)) * math.sqrt(q0)
 
+# %% ../../nbs/01e_slr_dynamics.ipynb #dynsim01-4
 def _record_grid(n_steps, n_out):
     "The steps at which the overlaps are recorded (about n_out of them, from 0 to n_steps)."
     return np.unique(np.round(np.linspace(0, n_steps, n_out)).astype(int))
@@ -1176,6 +1197,7 @@ def _gd_run(model, act, D, N, fresh, dt, lam, c, q0, rng, rec, dtype, tick):
             W = W - dt * (D * g.astype(float) / N + lam * W)
     return out, M0[0], C0[0], False
 
+# %% ../../nbs/01e_slr_dynamics.ipynb #dynsim04-1
 def gd_simulation(model:SLRModel, # SpikedSLR or MaxSLR
                   activation, # name or Activation
                   D:int, # dimension
@@ -1265,6 +1287,7 @@ def _hessian_W(Wt, d, act, lam, c, h=1e-4, idx=None):
         Hs[:, j] = ((g_p - g_m) / (2 * h)).ravel()
     return Hs
 
+# %% ../../nbs/01e_slr_dynamics.ipynb #0e822314-1
 @dataclass
 class Spectrum:
     """Eigenvalues of the linearised flow at a fixed point, split by the symmetry into longitudinal,
@@ -1322,6 +1345,7 @@ class Spectrum:
              "orthogonal": self.orthogonal}
         return max(b, key=lambda k: np.max(b[k]))
 
+# %% ../../nbs/01e_slr_dynamics.ipynb #0e822314-2
 def _spectrum_from(Hs, M, method="monte carlo"):
     "The flow's eigenvalues (longitudinal, transverse, orthogonal) and Hessian blocks of Hs."
     Hl = Hs[np.ix_(_LONG, _LONG)]; Ht = Hs[np.ix_(_TRANS, _TRANS)]
@@ -1334,6 +1358,7 @@ def _spectrum_from(Hs, M, method="monte carlo"):
     mixed = float(np.max(np.abs(Hs[:4, 4:]))) if Hs.shape[1] == 8 else 0.0
     return lon, tr, orth, Hl, Ht, Hp, mixed
 
+# %% ../../nbs/01e_slr_dynamics.ipynb #0e822314-3
 def stability_spectrum(model:SLRModel, # SpikedSLR or MaxSLR
                        activation, # name or Activation
                        M, # (2, 2) fixed point with C = 0 (k, v in span(k*, v*)),
@@ -1390,7 +1415,7 @@ def stability_spectrum(model:SLRModel, # SpikedSLR or MaxSLR
 
 # %% ../../nbs/01e_slr_dynamics.ipynb #f65f6cc9
 def _gf_root(d, act, lam, c, x0):
-    "Root (m_k, m_v) of the Monte Carlo gradient on the manifold with C = 0, its residual, evaluations."
+    "Root (m_k, m_v) of the Monte Carlo gradient (C = 0); residual, error, evaluations."
     def F(x):
         g = _risk_grad(np.array([[x[0], 0.0], [0.0, x[1]], [0, 0], [0, 0]]), d, act, lam, c).grad
         return np.array([g[0, 0], g[1, 1]])
@@ -1529,16 +1554,16 @@ def linear_spectrum(model:SpikedSLR, # spiked-SLR, fixed length
 # %% ../../nbs/01e_slr_dynamics.ipynb #e22dd429
 def _mc_of(x):
     "(M, C) from the coordinates (m_k, m_v, c_k, c_v, m_kv*, m_vk*, c_kv)."
-    M = np.array([[x[0], x[4]], [x[5], x[1]]])
-    C = np.array([[x[2], x[6]], [x[6], x[3]]])
     M = np.array([[x[0], x[4]], [x[5], x[1]]]); C = np.array([[x[2], x[6]], [x[6], x[3]]])
     return M, C
 
+# %% ../../nbs/01e_slr_dynamics.ipynb #e22dd429-1
 def _rhs7(x, d, act, lam, c, eta):
     "The flow's right-hand side in the coordinates of `_mc_of`."
     dM, dC, _ = _flow_rhs(*_mc_of(x), d, act, lam, c, eta, False)
     return np.array([dM[0, 0], dM[1, 1], dC[0, 0], dC[1, 1], dM[0, 1], dM[1, 0], dC[0, 1]])
 
+# %% ../../nbs/01e_slr_dynamics.ipynb #e22dd429-2
 @dataclass
 class Plateau:
     """Fixed point of the online-SGD limit ODE on the manifold at a learning rate eta, with its
@@ -1586,6 +1611,7 @@ class Plateau:
     @property
     def stable(self) -> bool: return self.converged and self.max_real < 0
 
+# %% ../../nbs/01e_slr_dynamics.ipynb #e22dd429-3
 def sgd_plateau(model:SLRModel, # SpikedSLR or MaxSLR
                 activation, # name or Activation
                 eta:float, # learning rate (> 0)
@@ -1647,6 +1673,7 @@ def sgd_plateau(model:SLRModel, # SpikedSLR or MaxSLR
     return Plateau(eta, x[0], x[1], x[2], x[3], 2 * rg.r, 2 * rg.err,
                    np.linalg.eigvals(J[:4, :4]), np.linalg.eigvals(J[4:, 4:]), res, ok)
 
+# %% ../../nbs/01e_slr_dynamics.ipynb #e22dd429-4
 def eta_window(model:SLRModel, # SpikedSLR or MaxSLR
                activation, # name or Activation
                eta_hi:float, # an upper bracket (unstable or no plateau there)
@@ -1731,6 +1758,7 @@ def crossing_time(t, # (T,) times
             j = k[0]; out[i] = t[j] + (level - xi[j]) / (xi[j + 1] - xi[j]) * (t[j + 1] - t[j])
     return out if x.shape[0] > 1 else out[0]
 
+# %% ../../nbs/01e_slr_dynamics.ipynb #002bef5a-1
 def escape_rate(model:SLRModel, # SpikedSLR or MaxSLR
                 activation, # name or Activation (an activation with no source, e.g. odd_erf)
                 C, # (2, 2) orthogonal Gram matrix at the saddle M = 0

@@ -16,14 +16,24 @@ from attnstat.core import (
     spawn,
     ParameterTypeError,
 )
-from .activations import ACTIVATIONS, Activation, get_activation, softmax, linear, erf
+from attnstat.slr.activations import (
+    Activation,
+    SinkSoftmax,
+    get_activation,
+    softmax,
+    softmax1,
+    sink,
+    linear,
+    erf,
+    _sink_weights,
+)
 
 # %% auto #0
-__all__ = ['NU_MAX', 'softmax1', 'sink', 'MH_ACTIVATIONS', 'MultiFeatureSLR', 'FeatureFields', 'sample_fields', 'sample_tokens',
-           'bayes_posterior', 'bayes_predict', 'MultiBayesRisk', 'mf_bayes_risk', 'bruteforce_posterior_mean',
-           'SinkSoftmax', 'mh_activation', 'mh_predict', 'MHDraws', 'mh_draws', 'reduced_weights_mh', 'MHRiskGrad',
-           'mh_risk_grad', 'mh_population_risk', 'MHOptimum', 'mh_optimal_risk', 'MHTrajectory', 'mh_flow_rhs',
-           'mh_integrate', 'mh_online_sgd', 'transverse_rate', 'escape_times']
+__all__ = ['NU_MAX', 'MH_ACTIVATIONS', 'MultiFeatureSLR', 'FeatureFields', 'sample_fields', 'sample_tokens', 'bayes_posterior',
+           'bayes_predict', 'MultiBayesRisk', 'mf_bayes_risk', 'bruteforce_posterior_mean', 'mh_activation',
+           'mh_predict', 'MHDraws', 'mh_draws', 'reduced_weights_mh', 'MHRiskGrad', 'mh_risk_grad',
+           'mh_population_risk', 'MHOptimum', 'mh_optimal_risk', 'MHTrajectory', 'mh_flow_rhs', 'mh_integrate',
+           'mh_online_sgd', 'transverse_rate', 'transverse_noise', 'escape_times']
 
 # %% ../../nbs/01g_slr_multihead.ipynb #3ebb639b
 def _as_tuple(name, value, K=None, lo=0.0, hi=np.inf, lo_open=True):
@@ -44,6 +54,14 @@ def _as_tuple(name, value, K=None, lo=0.0, hi=np.inf, lo_open=True):
     if K is not None and len(out) != K:
         raise ValueError(f"{name} must hold 1 or K = {K} values, got {len(out)}")
     return out
+
+# %% ../../nbs/01g_slr_multihead.ipynb #offsets-helper
+def _offsets(name, c, H):
+    "Offsets: a real or H of them, as an (H,) float array."
+    c = check_array(name, c)
+    if c.ndim > 1 or (c.ndim == 1 and c.shape != (H,)):
+        raise ValueError(f"{name} must be a real number or hold H = {H} values, got shape {c.shape}")
+    return np.broadcast_to(c, (H,)).astype(float)
 
 # %% ../../nbs/01g_slr_multihead.ipynb #db108de3
 NU_MAX = 1000.0  # largest signal strength (e^(nu/2) stays finite in float64)
@@ -224,14 +242,6 @@ def sample_tokens(
     X[:, :, model.K : 2 * model.K] = np.swapaxes(F.z_star, 1, 2)
     return X, F
 
-# %% ../../nbs/01g_slr_multihead.ipynb #912aaac5
-def _sink_weights(logits, log_sink):
-    "e^(logits_l) / (e^(log_sink) + sum_l e^(logits_l)), last axis, log-sum-exp (sink may be 0)."
-    lc = np.broadcast_to(np.asarray(log_sink, float), logits.shape[:-1])[..., None]
-    m = np.maximum(np.max(logits, axis=-1, keepdims=True), lc)
-    e = np.exp(logits - m)
-    return e / (np.exp(lc - m) + e.sum(axis=-1, keepdims=True))
-
 # %% ../../nbs/01g_slr_multihead.ipynb #882527cb
 def bayes_posterior(
     model: MultiFeatureSLR,  # the multi-feature model
@@ -401,149 +411,22 @@ def bruteforce_posterior_mean(
     W = np.exp(W - W.max(axis=0))
     return np.sum(W * np.array(mean), axis=0) / W.sum(axis=0)
 
-# %% ../../nbs/01g_slr_multihead.ipynb #e53d4fe6
-class SinkSoftmax(Activation):
-    """Sink-softmax e^(chi_l) / (C + sum_l' e^(chi_l')): C fixed, or learned as C = e^c (offset c).
-
-    Parameters
-    ----------
-    name : str
-        registry name
-    C : float | None, default None
-        fixed sink constant C >= 0 (None: learned, C = e^c from the offset c)
-    """
-
-    normalised, elementwise = True, False
-
-    def __init__(
-        self,
-        name: str,  # registry name
-        C: float
-        | None = None,  # fixed sink constant C >= 0 (None: learned, C = e^c from the offset c)
-    ):
-        if not isinstance(name, str) or not name:
-            raise ParameterTypeError(f"name must be a non-empty str, got {name!r}")
-        self.name, self.has_offset = name, C is None
-        self.C = None if C is None else check_real("C", C, lo=0.0)
-        self._log_C = None if C is None else (math.log(self.C) if self.C > 0 else -np.inf)
-
-    def log_sink(
-        self,
-        c=0.0,  # offset c = log C (learned sink); broadcast against the scores, as the erf offset
-    ) -> np.ndarray:
-        """log C: the fixed value, or the offset c.
-
-        Parameters
-        ----------
-        c : default 0.0
-            offset c = log C (learned sink); broadcast against the scores, as the erf offset
-        """
-        return np.asarray(self._log_C if self._log_C is not None else c, float)
-
-    def value(
-        self,
-        chi,  # (..., L) scores
-        mask=None,  # (..., L) bool, True on real tokens
-        c=0.0,  # offset c = log C (learned sink only)
-    ) -> np.ndarray:
-        """Weights e^chi / (C + sum e^chi) over the real tokens (masked entries exactly 0).
-
-        Parameters
-        ----------
-        chi
-            (..., L) scores
-        mask : default None
-            (..., L) bool, True on real tokens
-        c : default 0.0
-            offset c = log C (learned sink only)
-        """
-        chi = np.asarray(chi, float)
-        m = (
-            np.ones(chi.shape, bool)
-            if mask is None
-            else np.broadcast_to(np.asarray(mask, bool), chi.shape)
-        )
-        lc = np.broadcast_to(self.log_sink(c), chi.shape)[
-            ..., 0
-        ]  # c broadcasts like the scores (erf convention)
-        return _sink_weights(np.where(m, chi, -np.inf), lc)
-
-    def sink_weight(
-        self,
-        chi,  # (..., L) scores
-        mask=None,  # (..., L) bool, True on real tokens
-        c=0.0,  # offset c = log C (learned sink only)
-    ) -> np.ndarray:
-        """Weight of the sink, C / (C + sum e^chi) = 1 - sum_l sigma_l.
-
-        Parameters
-        ----------
-        chi
-            (..., L) scores
-        mask : default None
-            (..., L) bool, True on real tokens
-        c : default 0.0
-            offset c = log C (learned sink only)
-        """
-        chi = np.asarray(chi, float)
-        m = (
-            np.ones(chi.shape, bool)
-            if mask is None
-            else np.broadcast_to(np.asarray(mask, bool), chi.shape)
-        )
-        lc = np.broadcast_to(self.log_sink(c), chi.shape)[..., 0]
-        return _sink_weights(
-            lc[..., None], np.logaddexp.reduce(np.where(m, chi, -np.inf), axis=-1)
-        )[..., 0]
-
-    def _jac_parts(self, chi, mask, c):
-        s = self.value(chi, mask, c)
-        return s, s, s  # d sigma_l / d chi_m = sigma_l delta_lm - sigma_l sigma_m, as softmax
-
-    def dvalue_dc(
-        self,
-        chi,  # (..., L) scores
-        mask=None,  # (..., L) bool, True on real tokens
-        c=0.0,  # offset c = log C
-    ) -> np.ndarray:
-        """d sigma_l / dc = -sigma_l sigma_sink (learned sink only).
-
-        Parameters
-        ----------
-        chi
-            (..., L) scores
-        mask : default None
-            (..., L) bool, True on real tokens
-        c : default 0.0
-            offset c = log C
-        """
-        if not self.has_offset:
-            return super().dvalue_dc(chi, mask, c)
-        return -self.value(chi, mask, c) * self.sink_weight(chi, mask, c)[..., None]
-
 # %% ../../nbs/01g_slr_multihead.ipynb #524069c4
-softmax1 = SinkSoftmax("softmax1", C=1.0)
-sink = SinkSoftmax("sink")
 MH_ACTIVATIONS = {
     a.name: a for a in (softmax, softmax1, sink, linear, erf)
-}  # the activations of this chapter
+}  # the activations of this chapter (all in the registry attnstat.slr.activations.ACTIVATIONS)
 
 # %% ../../nbs/01g_slr_multihead.ipynb #040e4ee9
 def mh_activation(
-    activation,  # a name in MH_ACTIVATIONS or the slr registry, or an Activation
+    activation,  # a name in attnstat.slr.activations.ACTIVATIONS, or an Activation
 ) -> Activation:
-    """Look up an activation: this chapter's (softmax1, sink) first, then attnstat.slr.activations.
+    """Look up an activation in the registry (softmax1 and sink are registered there).
 
     Parameters
     ----------
     activation
-        a name in MH_ACTIVATIONS or the slr registry, or an Activation
+        a name in attnstat.slr.activations.ACTIVATIONS, or an Activation
     """
-    if isinstance(activation, str) and activation in MH_ACTIVATIONS:
-        return MH_ACTIVATIONS[activation]
-    if isinstance(activation, str) and activation not in ACTIVATIONS:
-        names = sorted(set(MH_ACTIVATIONS) | set(ACTIVATIONS))
-        raise ValueError(f"activation must be one of {names} or an Activation, got {activation!r}")
     return get_activation(activation)
 
 # %% ../../nbs/01g_slr_multihead.ipynb #d8a45ba4
@@ -602,10 +485,14 @@ class MHDraws:
     def __post_init__(self):
         self.K, self.H = check_int("K", self.K, lo=1), check_int("H", self.H, lo=1)
         self.G = check_array("G", self.G, ndim=3)
-        self.y = check_array("y", self.y, shape=(self.G.shape[0],))
+        self.y = check_array("y", self.y, ndim=1)
+        if len(self.y) != self.G.shape[0]:
+            raise ValueError(f"y and G must hold the same number of sequences, got {len(self.y)}, "
+                             f"{self.G.shape[0]}")
         if self.G.shape[2] != 2 * (self.K + self.H):
             raise ValueError(
-                f"G must have 2K + 2H = {2 * (self.K + self.H)} fields, got {self.G.shape[2]}"
+                f"G must have 2 (K + H) fields per token for K = {self.K}, H = {self.H}, "
+                f"got {self.G.shape[2]}"
             )
 
     @property
@@ -618,6 +505,7 @@ def mh_draws(
     H: int,  # number of heads
     n: int = 2**15,  # sequences (2n are used: the reflected copy z*, y -> -z*, -y is appended)
     seed=0,  # int or numpy Generator
+    exchange: bool = False,  # also the copy with heads 1 and 2 exchanged (4n draws in all, H >= 2)
 ) -> MHDraws:
     """Draw the fields once (common random numbers), antithetic in the values.
 
@@ -631,12 +519,18 @@ def mh_draws(
         sequences (2n are used: the reflected copy z*, y -> -z*, -y is appended)
     seed : default 0
         int or numpy Generator
+    exchange : bool, default False
+        also the copy with heads 1 and 2 exchanged (4n draws in all, H >= 2)
     """
     _check_mf(model)
     H = check_int("H", H, lo=1)
     n = check_int("n", n, lo=1)
+    if not isinstance(exchange, bool):
+        raise ParameterTypeError(f"exchange must be True or False, got {type(exchange).__name__}")
+    if exchange and H < 2:
+        raise ValueError(f"exchange needs H >= 2 heads, got H = {H}")
     K = model.K
-    check_memory("n * L * (K + H)", 8.0 * 6 * n * model.L * (K + H))
+    check_memory("n * L * (K + H)", 8.0 * 12 * n * model.L * (K + H))
     r1, r2 = spawn(seed, 2)
     F = sample_fields(model, n, r1)
     G = np.concatenate(
@@ -649,7 +543,13 @@ def mh_draws(
     )
     R = G.copy()
     R[..., K : 2 * K] *= -1
-    return MHDraws(np.concatenate([G, R]), np.concatenate([F.y, -F.y]), K, H)
+    G, y = np.concatenate([G, R]), np.concatenate([F.y, -F.y])
+    if exchange:  # the orthogonal noises of heads 1 and 2 swapped: the drift is exactly equivariant
+        i = 2 * K + np.array([0, 1, H, H + 1])
+        X = G.copy()
+        X[..., i] = G[..., i[[1, 0, 3, 2]]]
+        G, y = np.concatenate([G, X]), np.concatenate([y, y])
+    return MHDraws(G, y, K, H)
 
 # %% ../../nbs/01g_slr_multihead.ipynb #e54c1a8c
 def reduced_weights_mh(
@@ -707,10 +607,7 @@ def _heads(act, Wt, G, c, H):
     h = G @ Wt  # (n, L, 2H)
     chi, z = np.swapaxes(h[..., :H], 1, 2), np.swapaxes(h[..., H:], 1, 2)  # (n, H, L)
     cc = np.asarray(c, float)[..., None]  # (H, 1) or (S, H, 1): broadcast against the scores
-    d, s_, sg = act._jac_parts(chi, np.ones(chi.shape, bool), cc)
-    s = s_ if act.normalised else act.value(chi, None, cc)
-    fh = np.sum(s * z, axis=-1)  # (n, H)
-    u = sg * (z - fh[..., None]) if act.normalised else d * z
+    s, fh, u = act.fields(chi, z, None, cc)  # weights, f_h (n, H), u = J^T z = df_h/dchi
     dfc = np.sum(act.dvalue_dc(chi, None, cc) * z, axis=-1) if act.has_offset else np.zeros_like(fh)
     g = np.concatenate([np.swapaxes(u, 1, 2), np.swapaxes(s, 1, 2)], axis=2)  # (n, L, 2H)
     return fh.sum(axis=1), g, dfc
@@ -739,6 +636,8 @@ def mh_risk_grad(
         also return Upsilon
     """
     act = mh_activation(activation)
+    if not isinstance(sigma, bool):
+        raise ParameterTypeError(f"sigma must be True or False, got {type(sigma).__name__}")
     if not isinstance(draws, MHDraws):
         raise ParameterTypeError(f"draws must be MHDraws, got {type(draws).__name__}")
     K, H = draws.K, draws.H
@@ -901,6 +800,8 @@ def mh_optimal_risk(
     n = check_int("n", n, lo=2)
     n_eval = check_int("n_eval", n_eval, lo=2)
     n_starts = check_int("n_starts", n_starts, lo=1)
+    for name, k in (("n", n), ("n_eval", n_eval)):
+        check_memory(name, 8.0 * 6 * k * model.L * (model.K + H))
     check_seconds("n, n_starts", 2e-5 * n * n_starts * model.L * H * (model.K + H))
     r_draw, r_eval, r_start = spawn(seed, 3)
     d = mh_draws(model, H, n, r_draw)
@@ -1035,6 +936,13 @@ def mh_flow_rhs(
     dC = -(P + P.T) + (eta * rg.Upsilon if eta > 0 else 0.0)
     return -rg.grad[:K2].T, dC, -rg.grad_c, rg
 
+# %% ../../nbs/01g_slr_multihead.ipynb #checked-rhs
+def _checked_rhs(M, C, c, d, act, eta, t):
+    "mh_flow_rhs, or a ValueError naming eta and dt when the Heun iterate has left the finite range."
+    if not (np.all(np.isfinite(M)) and np.all(np.isfinite(C)) and np.all(np.isfinite(c))):
+        raise ValueError(f"the overlap ODE diverged before t = {t:.3g}: lower eta or dt")
+    return mh_flow_rhs(M, C, c, d, act, eta)
+
 # %% ../../nbs/01g_slr_multihead.ipynb #4af8fb71
 def mh_integrate(
     model: MultiFeatureSLR,  # the multi-feature model
@@ -1047,6 +955,7 @@ def mh_integrate(
     n_rep: int = 2,  # independent replicates (their spread is the Monte Carlo error)
     seed=0,  # int or numpy Generator
     n_out: int = 41,  # points of the output grid
+    exchange: bool = False,  # exchange-symmetric draws (mh_draws): a symmetric start stays symmetric
 ) -> MHTrajectory:
     """Integrate the overlap ODE of H heads (Heun, common random numbers per replicate).
 
@@ -1072,6 +981,8 @@ def mh_integrate(
         int or numpy Generator
     n_out : int, default 41
         points of the output grid
+    exchange : bool, default False
+        exchange-symmetric draws (mh_draws): a symmetric start stays symmetric
     """
     _check_mf(model)
     act = mh_activation(activation)
@@ -1080,13 +991,17 @@ def mh_integrate(
     M0 = check_array("start M", start[0], ndim=2)
     H = M0.shape[0] // 2
     C0 = check_array("start C", start[1], shape=(2 * H, 2 * H))
-    c0 = np.broadcast_to(check_array("start c", start[2]), (H,))
+    c0 = _offsets("start c", start[2], H)
     t_max = check_real("t_max", t_max, lo=0.0, lo_open=True)
     eta = check_real("eta", eta, lo=0.0)
     dt = check_real("dt", dt, lo=0.0, lo_open=True)
     n_out = check_int("n_out", n_out, lo=2)
     n_mc = check_int("n_mc", n_mc, lo=2)
     n_rep = check_int("n_rep", n_rep, lo=1)
+    if not isinstance(exchange, bool):
+        raise ParameterTypeError(f"exchange must be True or False, got {type(exchange).__name__}")
+    check_memory("n_out, n_rep", 8.0 * n_out * n_rep * (2 * H) * (2 * H + 2 * model.K + 2))
+    check_memory("n_mc", 8.0 * 12 * n_mc * model.L * (model.K + H) * (2 if exchange else 1))
     check_seconds(
         "t_max / dt, n_mc, n_rep", 4e-7 * t_max / dt * n_mc * n_rep * model.L * H * (H + model.K)
     )
@@ -1099,17 +1014,17 @@ def mh_integrate(
         np.empty((n_rep, n_out) + s) for s in ((2 * H, 2 * model.K), (2 * H, 2 * H), (H,), ())
     )
     for i, r in enumerate(spawn(seed, n_rep)):
-        d = mh_draws(model, H, n_mc, r)
+        d = mh_draws(model, H, n_mc, r, exchange)
         M, C, c = M0.copy(), C0.copy(), c0.copy()
         j = 0
         for k in range(steps + 1):
-            dM, dC, dc, rg = mh_flow_rhs(M, C, c, d, act, eta)
+            dM, dC, dc, rg = _checked_rhs(M, C, c, d, act, eta, k * h)
             while j < n_out and rec[j] == k:
                 Ms[i, j], Qs[i, j], cs[i, j], rs[i, j] = M, M @ M.T + C, c, 2 * rg.r
                 j += 1
             if k == steps:
                 break
-            dM2, dC2, dc2, _ = mh_flow_rhs(M + h * dM, C + h * dC, c + h * dc, d, act, eta)
+            dM2, dC2, dc2, _ = _checked_rhs(M + h * dM, C + h * dC, c + h * dc, d, act, eta, k * h)
             M, C, c = M + h / 2 * (dM + dM2), C + h / 2 * (dC + dC2), c + h / 2 * (dc + dc2)
     return MHTrajectory(
         t_out,
@@ -1118,7 +1033,10 @@ def mh_integrate(
         cs,
         rs,
         "ode",
-        dict(model=repr(model), activation=act.name, eta=eta, dt=h, n_mc=n_mc, n_rep=n_rep),
+        dict(
+            model=repr(model), activation=act.name, eta=eta, dt=h, n_mc=n_mc, n_rep=n_rep,
+            exchange=exchange,
+        ),
         time.time() - t0,
     )
 
@@ -1281,6 +1199,19 @@ def _swap_basis(H, K):
     w, V = np.linalg.eigh(0.5 * (P + P.T))
     return V[:, w > 0.5], nM, nC
 
+# %% ../../nbs/01g_slr_multihead.ipynb #unstable-mode
+def _unstable_mode(J, B):
+    "Top eigenvalue of J (basis B), its right mode (unit norm) and left mode (l . r = 1), full coordinates."
+    ev, V = np.linalg.eig(J)
+    k = int(np.argmax(ev.real))
+    evl, U = np.linalg.eig(J.T)
+    r = V[:, k].real
+    r = r / np.linalg.norm(r)
+    ell = U[:, int(np.argmin(np.abs(evl - ev[k])))].real
+    ell = ell / (ell @ r)
+    return dict(lambda_perp=float(ev[k].real), eigenvalues=ev[np.argsort(-ev.real)], mode=B @ r,
+                left=B @ ell)
+
 # %% ../../nbs/01g_slr_multihead.ipynb #889137df
 def transverse_rate(
     model: MultiFeatureSLR,  # the multi-feature model
@@ -1289,11 +1220,12 @@ def transverse_rate(
     C,  # (2H, 2H) orthogonal Gram matrix at that point
     c=0.0,  # offsets (scalar or one per head)
     eta: float = 0.0,  # SGD learning rate of the ODE (0: gradient flow)
-    n_mc: int = 2**14,  # sequences (common random numbers)
+    n_mc: int = 2**14,  # sequences (common random numbers, exchange-symmetric: 4 n_mc draws)
     seed=0,  # int or numpy Generator
     h: float = 1e-4,  # finite-difference step
 ) -> dict:
-    """Growth rate lambda_perp of the ODE linearised in the directions odd under heads 1 <-> 2.
+    """Growth rate lambda_perp and unstable mode of the ODE linearised in directions odd under 1 <->
+    2.
 
     Parameters
     ----------
@@ -1310,7 +1242,7 @@ def transverse_rate(
     eta : float, default 0.0
         SGD learning rate of the ODE (0: gradient flow)
     n_mc : int, default 2 ** 14
-        sequences (common random numbers)
+        sequences (common random numbers, exchange-symmetric: 4 n_mc draws)
     seed : default 0
         int or numpy Generator
     h : float, default 0.0001
@@ -1320,14 +1252,16 @@ def transverse_rate(
     act = mh_activation(activation)
     M = check_array("M", M, ndim=2)
     H = M.shape[0] // 2
-    if H < 2:
-        raise ValueError(f"M must describe H >= 2 heads, got shape {M.shape}")
+    if H < 2 or M.shape != (2 * H, 2 * model.K):
+        raise ValueError(f"M must have shape (2H, 2K = {2 * model.K}) with H >= 2, got {M.shape}")
     C = check_array("C", C, shape=(2 * H, 2 * H))
-    c = np.broadcast_to(check_array("c", c), (H,)).astype(float)
+    c = _offsets("c", c, H)
     eta = check_real("eta", eta, lo=0.0)
-    h = check_real("h", h, lo=0.0, lo_open=True)
+    h = check_real("h", h, lo=0.0, hi=1e-2, lo_open=True)
+    n_mc = check_int("n_mc", n_mc, lo=2)
+    check_memory("n_mc", 8.0 * 12 * 2 * n_mc * model.L * (model.K + H))
     B, nM, nC = _swap_basis(H, model.K)
-    d = mh_draws(model, H, check_int("n_mc", n_mc, lo=2), seed)
+    d = mh_draws(model, H, n_mc, seed, exchange=True)
     x0 = np.concatenate([M.ravel(), C.ravel(), c])
 
     def rhs(x):
@@ -1336,9 +1270,63 @@ def transverse_rate(
         )
         return np.concatenate([dM.ravel(), dC.ravel(), dc if act.has_offset else np.zeros(H)])
 
-    JB = np.array([(rhs(x0 + h * b) - rhs(x0 - h * b)) / (2 * h) for b in B.T]).T
-    ev = np.linalg.eigvals(B.T @ JB)
-    return dict(lambda_perp=float(ev.real.max()), eigenvalues=ev[np.argsort(-ev.real)])
+    J = B.T @ np.array([(rhs(x0 + h * b) - rhs(x0 - h * b)) / (2 * h) for b in B.T]).T
+    return _unstable_mode(J, B)
+
+# %% ../../nbs/01g_slr_multihead.ipynb #transverse-noise
+def transverse_noise(
+    model: MultiFeatureSLR,  # the multi-feature model
+    activation,  # name or Activation
+    M,  # (2H, 2K) overlaps
+    C,  # (2H, 2H) orthogonal Gram matrix
+    u,  # (4HK + 4H^2 + H,) direction in (M, C, c) coordinates, e.g. transverse_rate(...)["left"]
+    c=0.0,  # offsets (scalar or one per head)
+    n_mc: int = 2**15,  # sequences (before the antithetic copy)
+    seed=0,  # int or numpy Generator
+) -> tuple:
+    """(v, s.e.): variance per sequence of u . xi, the SGD step of the overlaps is -(eta/D) xi.
+
+    Parameters
+    ----------
+    model : MultiFeatureSLR
+        the multi-feature model
+    activation
+        name or Activation
+    M
+        (2H, 2K) overlaps
+    C
+        (2H, 2H) orthogonal Gram matrix
+    u
+        (4HK + 4H^2 + H,) direction in (M, C, c) coordinates, e.g. transverse_rate(...)["left"]
+    c : default 0.0
+        offsets (scalar or one per head)
+    n_mc : int, default 2 ** 15
+        sequences (before the antithetic copy)
+    seed : default 0
+        int or numpy Generator
+    """
+    _check_mf(model)
+    act = mh_activation(activation)
+    M = check_array("M", M, ndim=2)
+    H, K = M.shape[0] // 2, model.K
+    if M.shape != (2 * H, 2 * K) or H < 1:
+        raise ValueError(f"M must have shape (2H, 2K = {2 * K}), got {M.shape}")
+    C = check_array("C", C, shape=(2 * H, 2 * H))
+    u = check_array("u", u, shape=(4 * H * K + 4 * H * H + H,))
+    c = _offsets("c", c, H)
+    n_mc = check_int("n_mc", n_mc, lo=2)
+    check_memory("n_mc", 8.0 * 12 * n_mc * model.L * (model.K + H))
+    d = mh_draws(model, H, n_mc, seed)
+    Wt = reduced_weights_mh(M, C)
+    f, g, dfc = _heads(act, Wt, d.G, c, H)
+    e = f - d.y
+    uM, uC = u[: 4 * H * K].reshape(2 * H, 2 * K), u[4 * H * K : -H].reshape(2 * H, 2 * H)
+    A = np.einsum("nlp,nlh->nph", d.G[..., 2 * K :], g)  # sum_l a_perp g^T, (n, 2H, 2H)
+    p = np.einsum("nlh,nlj,hj->n", g, d.G[..., : 2 * K], uM)
+    p = p + np.einsum("pi,nph,ih->n", Wt[2 * K :], A, uC + uC.T) + dfc @ u[-H:] * act.has_offset
+    q = (e * p - np.mean(e * p)) ** 2
+    n = d.n // 2  # antithetic pairs: the error from their means
+    return float(q.mean()), float(np.std(q[:n] + q[n:], ddof=1) / 2 / math.sqrt(n))
 
 # %% ../../nbs/01g_slr_multihead.ipynb #03e55e76
 def escape_times(
