@@ -11,14 +11,12 @@ import click
 from . import __version__
 
 # %% auto #0
-__all__ = ['HIDDEN_ALIASES', 'SLR_ACTIVATION', 'RMT_NONLINEARITY', 'RMT_RESIDUAL',
-           'RMT_HEAD_FAMILY', 'RMT_HEAD_MODE', 'MAX_HEADS', 'to_jsonable', 'format_text', 'emit',
-           'library_errors', 'OneLineCommand', 'OneLineGroup', 'FloatList', 'json_option', 'cli',
-           'main', 'slr', 'rmt', 'RegistryChoice', 'NuValue', 'model_options', 'feature_options',
-           'make_model', 'make_feature_model', 'bayes', 'population', 'load_heads',
-           'geometry_options', 'activation_options', 'hermite', 'error', 'rmt_simulation_bytes',
-           'rmt_simulate', 'reproduce', 'replica', 'slr_simulation_bytes', 'slr_simulate', 'amp',
-           'bayes_branches', 'dynamics']
+__all__ = ['HIDDEN_ALIASES', 'SLR_ACTIVATION', 'RMT_NONLINEARITY', 'RMT_RESIDUAL', 'RMT_HEAD_FAMILY', 'RMT_HEAD_MODE',
+           'MAX_HEADS', 'to_jsonable', 'format_text', 'emit', 'library_errors', 'OneLineCommand', 'OneLineGroup',
+           'FloatList', 'json_option', 'cli', 'main', 'slr', 'rmt', 'RegistryChoice', 'NuValue', 'model_options',
+           'feature_options', 'make_model', 'make_feature_model', 'bayes', 'population', 'load_heads',
+           'geometry_options', 'activation_options', 'hermite', 'error', 'rmt_simulation_bytes', 'rmt_simulate',
+           'reproduce', 'replica', 'slr_simulation_bytes', 'slr_simulate', 'amp', 'bayes_branches', 'dynamics']
 
 # %% ../nbs/05b_cli.ipynb #10535aea
 def to_jsonable(obj, # a result: dataclass, dict, list, array, numpy scalar or plain value

@@ -9,10 +9,11 @@ import dataclasses, numbers, os, sys
 import numpy as np
 
 # %% auto #0
-__all__ = ['DEFAULT_MAX_SECONDS', 'ConvergenceError', 'ConvergenceWarning', 'ParameterTypeError', 'caller_stacklevel', 'Result',
-           'check_real', 'check_positive', 'check_int', 'check_choice', 'check_array', 'SettingError',
-           'available_memory', 'memory_limit', 'check_memory', 'time_limit', 'check_seconds', 'check_work',
-           'lazy_exports', 'as_generator', 'spawn', 'as_generator_seed', 'renamed_params']
+__all__ = ['DEFAULT_MAX_SECONDS', 'ConvergenceError', 'ConvergenceWarning', 'ParameterTypeError',
+           'caller_stacklevel', 'Result', 'check_real', 'check_positive', 'check_int',
+           'check_choice', 'check_array', 'SettingError', 'available_memory', 'memory_limit',
+           'check_memory', 'time_limit', 'check_seconds', 'check_work', 'lazy_exports',
+           'as_generator', 'spawn', 'as_generator_seed', 'renamed_params']
 
 # %% ../nbs/00_core.ipynb #9cf2e53f
 class ConvergenceError(RuntimeError):

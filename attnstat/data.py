@@ -10,8 +10,9 @@ from glob import escape as glob_escape
 from pathlib import Path, PurePosixPath
 
 # %% auto #0
-__all__ = ['DATA_ENV', 'RECOMPUTE_ENV', 'user_data_dir', 'shipped_data_dir', 'data_path', 'file_mode', 'apply_umask',
-           'atomic_write', 'DataFolder', 'data_folder', 'recompute_requested']
+__all__ = ['DATA_ENV', 'RECOMPUTE_ENV', 'user_data_dir', 'shipped_data_dir', 'data_path',
+           'file_mode', 'apply_umask', 'atomic_write', 'DataFolder', 'data_folder',
+           'recompute_requested']
 
 # %% ../nbs/00f_data.ipynb #3cf5ab24
 DATA_ENV = "ATTNSTAT_DATA" # the variable that names the user data folder

@@ -11,8 +11,8 @@ from functools import cache, lru_cache
 from pathlib import Path
 
 # %% auto #0
-__all__ = ['source_docments', 'numpydoc_section', 'class_docs', 'with_numpydoc', 'DocstringProc', 'write_docstrings',
-           'param_docs']
+__all__ = ['source_docments', 'numpydoc_section', 'class_docs', 'with_numpydoc', 'DocstringProc',
+           'write_docstrings', 'param_docs']
 
 # %% ../nbs/00g_docs.ipynb #bfea3faa
 def _params(node):

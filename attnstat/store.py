@@ -15,8 +15,8 @@ from .core import ParameterTypeError, caller_stacklevel, check_memory, check_rea
 from .data import _as_path, atomic_write, data_folder
 
 # %% auto #0
-__all__ = ['STORE_NAME', 'APPLICATION_ID', 'SCHEMA_VERSION', 'CacheError', 'afresh', 'canonical', 'entry_key', 'Store',
-           'remove_store', 'open_store', 'write_npz']
+__all__ = ['STORE_NAME', 'APPLICATION_ID', 'SCHEMA_VERSION', 'CacheError', 'afresh', 'canonical',
+           'entry_key', 'Store', 'remove_store', 'open_store', 'write_npz']
 
 # %% ../nbs/00h_store.ipynb #2165bf4b
 STORE_NAME = "attnstat.sqlite" # the store file of a data folder
@@ -184,12 +184,11 @@ def _check_file(path:Path):
     "Refuse a path that is not a regular SQLite file (an empty one is fine); create a missing one."
     if path.exists() and not path.is_file():
         raise CacheError(f"store {str(path)!r} is not a regular file; choose another path")
-    if path.exists() and path.stat().st_size > 0:
-        with open(path, "rb") as f: head = f.read(16)
-        if head != b"SQLite format 3\x00":
-            raise CacheError(f"store {str(path)!r} is not an SQLite file (damaged, or another "
-                             f"kind of file); {afresh(path)}")
-    else:
+    # The file is never opened here: closing any descriptor of a file releases every POSIX lock this
+    # process holds on it, those of its open SQLite connections included, and another process could
+    # then checkpoint and drop a WAL that holds their commits. A file that is not an SQLite database is
+    # refused by SQLite itself ("file is not a database": a CacheError saying how to start afresh).
+    if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
         # created with the umask's mode (SQLite would use 0644)
         os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o666))

@@ -16,15 +16,17 @@ import numpy as np
 from _former import load_former
 from _bench import QUICK, ratio, load
 from attnstat.slr import SpikedSLR
-from attnstat.slr.simulate import simulate_erm
+from attnstat.slr.simulate import simulate_erm, ErmOptions
 
 FORMER = "98a26d56034e9efa80ab79a9379cd7ef8acbd3dc"   # last commit with the two-pass objective and the token test set
 
-KW = dict(seed=0, dtype=np.float32, batch=2000, n_test=10_000, threads=None)
+# the former implementation takes the optimiser knobs as keywords, the current one as ErmOptions
+FORMER_KW = dict(seed=0, dtype=np.float32, batch=2000, n_test=10_000, threads=None)
+NEW_KW = dict(seed=0, n_test=10_000, options=ErmOptions(dtype=np.float32, batch=2000, threads=None))
 
-def run(fn, D):
+def run(fn, D, kw=NEW_KW):
     t0 = time.perf_counter()
-    r = fn(SpikedSLR(3, 1.0), "softmax", 1.0, 0.1, D, **KW)
+    r = fn(SpikedSLR(3, 1.0), "softmax", 1.0, 0.1, D, **kw)
     return r, time.perf_counter() - t0
 
 def describe(label, r, wall):
@@ -39,7 +41,7 @@ if __name__ == "__main__":
     former = load_former("slr.simulate", FORMER)
     print(f"spiked-SLR L = 3, nu = 1, softmax, alpha = 1, lam = 0.1, informed start, float32, seed 0; former = {FORMER[:7]}; "
           f"{load()}", flush=True)
-    rf, tf = run(former.simulate_erm, D_small)
+    rf, tf = run(former.simulate_erm, D_small, FORMER_KW)
     print(describe(f"former, D = N = {D_small}", rf, tf), flush=True)
     rn, tn = run(simulate_erm, D_small)
     print(describe(f"new,    D = N = {D_small}", rn, tn), flush=True)
@@ -56,7 +58,7 @@ if __name__ == "__main__":
               f"former measured before: 523 s (not rerun; pass --former-full)", flush=True)
         ratio("simulate_erm at paper size: target 180 s / new", 180 / tN, f"D = N = {D_full}; > 1 meets the target")
         if "--former-full" in sys.argv:
-            rF, tF = run(former.simulate_erm, D_full)
+            rF, tF = run(former.simulate_erm, D_full, FORMER_KW)
             print(describe(f"former, D = N = {D_full}", rF, tF), flush=True)
             print(f"ratio at D = N = {D_full}: former / new = {tF / tN:.2f}x", flush=True)
             ratio("simulate_erm at paper size: former / new", tF / tN, f"D = N = {D_full}")

@@ -30,7 +30,7 @@ if __name__ == "__main__":
         t0 = time.perf_counter(); one = simulate_erm(m, "softmax", 5.0, 0.1, D, init="random", seed=0); t1 = time.perf_counter() - t0
         print(f"one random start, current implementation: {t1:.1f} s total, L-BFGS {one.seconds:.1f} s, {one.n_iter} iterations, "
               f"test error {one.test_error:.4f}, energy {one.energy:.5f}", flush=True)
-        t0 = time.perf_counter(); rk = simulate_erm(m, "softmax", 5.0, 0.1, D, restarts=K, seed=0); tk = time.perf_counter() - t0
+        t0 = time.perf_counter(); rk = simulate_erm(m, "softmax", 5.0, 0.1, D, options={"restarts": K}, seed=0); tk = time.perf_counter() - t0
     print(f"{K} random starts, batched: {tk:.1f} s total, L-BFGS {rk.seconds:.1f} s, up to {rk.n_iter} iterations; "
           f"{rk.n_minima} distinct minima, energies " + ", ".join(f"{x['energy']:.5f}" for x in rk.minima)
           + "; test errors " + ", ".join(f"{x['test_error']:.4f}" for x in rk.minima))

@@ -428,6 +428,7 @@ def test_cli_choice_lists_match_library():
     from attnstat.book.figures import FIGURES
     from attnstat.sweep import max_jobs
     assert cli.SLR_ACTIVATION.choices == tuple(SLR) and cli.RMT_NONLINEARITY.choices == nonlinearity_names()
+    assert {"softmax1", "sink"} <= set(cli.SLR_ACTIVATION.choices)   # registered in attnstat.slr.activations (issue 31)
     assert ((cli.RMT_RESIDUAL.choices, cli.RMT_HEAD_FAMILY.choices, cli.RMT_HEAD_MODE.choices)
             == (residual_names(), head_family_names(), head_mode_names()))
     assert list(cli.FIGURE_NAMES) == list(FIGURES) and cli.RMT_RESIDUALS == residual_names()   # the former names
@@ -800,7 +801,7 @@ def test_i19_run_time_estimates():
 
 def test_i19_listed_junk_and_raw_exceptions():
     "The issue's list of NaN results, accepted junk and raw exceptions: each a ValueError/TypeError naming the argument."
-    cases = [("from attnstat.slr import ridge_textbook as f\nout(f(1e300, 0.1))", "alpha"), ("from attnstat.slr import ridge_textbook as f\nout(f(1.0, 1e300))", "lam"),
+    cases = [("from attnstat.slr import ridge_textbook as f\nout(f(1.0, 1e300))", "lam"),
              ("from attnstat.slr import ridge_textbook as f\nout(f(1.0, 1.0, rho=float('nan')))", "rho"), ("from attnstat.slr import ridge_textbook as f\nout(f(1.0, 1.0, sigma2=True))", "sigma2"),
              ("from attnstat.slr import free_entropy as f\nout(f(float('nan'), 1.0, 1.0, 1.0))", "q"), ("from attnstat.slr import free_entropy as f\nout(f(None, 1.0, 1.0, 1.0))", "q"),
              ("from attnstat.rmt import noise_fixed_point as f\nout(str(f('tanh', c=0.5, gamma=1.0, damping=float('nan'))))", "damping"),
@@ -817,6 +818,12 @@ def test_i19_listed_junk_and_raw_exceptions():
              ("from attnstat.rmt import kernel_density as f\nout(str(f(float('nan'), 0.5, 1.0, 1.0)))", "x"),
              ("from attnstat.slr import SpikedSLR, optimal_population_risk as f\nout(f(SpikedSLR(3, 2), 'softmax', m_k_cap=1e-300).risk)", "m_k_cap")]
     for code, name in cases: value_error_naming(py(code), name)
+    # ridge_textbook(1e300, 0.1) was listed as a NaN result; it now returns the correct limit instead of refusing:
+    # V solves lam V^2 + (alpha - 1 + lam) V = 1, so V ~ 1/alpha, m = alpha V/(1 + V) -> 1 and the test error -> 0.
+    # Finite, m at most 1 up to rounding (m > 1 would be a wrong value), the error non-negative.
+    v = py("from attnstat.slr import ridge_textbook as f\nout(f(1e300, 0.1))")["value"]
+    assert all(math.isfinite(x) for x in v.values()) and 0 <= v["test_error"] < 1e-12, v
+    assert abs(v["m"] - 1) <= 1e-12 and abs(v["V"] * 1e300 - 1) < 1e-10, v
     r = py("import numpy as np\nfrom attnstat.gaussian import quad_expect, mean_stderr\n"   # correct values, not errors
            "out([quad_expect(np.cos, std=1e-300), *map(float, mean_stderr([1e200, -1e200, 1e200]))])")
     assert abs(r["value"][0] - 1) < 1e-12 and abs(r["value"][1] - 1e200 / 3) < 1e188 and abs(r["value"][2] - 2e200 / 3) < 1e188, r

@@ -18,9 +18,9 @@ from ..gaussian import _check_bool, cov_sqrt, mean_stderr
 from .hermite import activation
 
 # %% auto #0
-__all__ = ['VECTOR_MAX', 'balanced_labels', 'signal_plus_noise', 'fplr_weights',
-           'vectors_from_gram', 'aligned_vectors', 'attention_kernel', 'diagonal_level',
-           'gaussian_equivalent_kernel', 'ridge_errors', 'EmpiricalErrors', 'empirical_errors']
+__all__ = ['VECTOR_MAX', 'balanced_labels', 'signal_plus_noise', 'fplr_weights', 'vectors_from_gram', 'aligned_vectors',
+           'attention_kernel', 'diagonal_level', 'gaussian_equivalent_kernel', 'ridge_errors', 'EmpiricalErrors',
+           'empirical_errors']
 
 # %% ../../nbs/03b_rmt_kernel.ipynb #77fb8959
 def _array_arg(name, value, **kw):
@@ -372,6 +372,12 @@ class EmpiricalErrors:
         t = self.table()
         return [{k: float(v[i]) for k, v in t.items()} for i in range(self.gamma.size)]
 
+# %% ../../nbs/03b_rmt_kernel.ipynb #ee-cost
+def _trial_seconds(n, p, G):
+    "CPU seconds of one trial of empirical_errors (one core, tanh; measured 0.8-1.3x, n <= 4096)."
+    m = min(n, p)   # terms: the kernel's n^2 entries, two eigh of size m, Gram products, gamma grid
+    return 1e-3 + 3e-8 * n * n + 3.5e-10 * m**3 + 1.5e-10 * n * p * m + 4e-9 * G * m
+
 # %% ../../nbs/03b_rmt_kernel.ipynb #9d6a33c7
 def empirical_errors(f, # nonlinearity: a name, a callable or a Nonlinearity
                      n:int, # number of tokens (>= 2)
@@ -421,8 +427,7 @@ def empirical_errors(f, # nonlinearity: a name, a callable or a Nonlinearity
     m = min(p, n)
     _guard(n, p, 8.0 * (5 * n * n + 4 * p * n + 3 * m * m))
     check_memory("trials", 16.0 * trials * g.size)
-    # about 0.05 s per trial at n = 256, p = 128 (one core)
-    check_seconds("trials", 4e-9 * trials * n * n * (n + p))
+    check_seconds("trials", trials * _trial_seconds(n, p, g.size))
     mu_, wk, wq = _vec("mu", mu, p), _vec("w_K", w_K, p), _vec("w_Q", w_Q, p)
     rngs = spawn(seed, trials)
     A, R = np.empty((trials, g.size)), np.empty((trials, g.size))

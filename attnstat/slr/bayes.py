@@ -16,10 +16,10 @@ from .models import SLRModel, Projections, check_model
 import itertools
 
 # %% auto #0
-__all__ = ['LocationPrior', 'location_prior', 'ChannelOutput', 'bayes_channel', 'bayes_prediction',
-           'NishimoriSample', 'inner_draws', 'nishimori_sample', 'nishimori_terms', 'free_entropy',
-           'BayesOptimalResult', 'NishimoriOptions', 'bayes_optimal_error', 'BayesBranches',
-           'bayes_optimal_branches', 'PhaseDiagram', 'bayes_phase_diagram']
+__all__ = ['LocationPrior', 'location_prior', 'ChannelOutput', 'bayes_channel', 'bayes_prediction', 'NishimoriSample',
+           'inner_draws', 'nishimori_sample', 'nishimori_terms', 'free_entropy', 'BayesOptimalResult',
+           'NishimoriOptions', 'bayes_optimal_error', 'BayesBranches', 'bayes_optimal_branches', 'PhaseDiagram',
+           'bayes_phase_diagram']
 
 # %% ../../nbs/02c_slr_bayes_optimal.ipynb #fbb013e0
 def _check_model(model):
@@ -649,17 +649,17 @@ class BayesOptimalResult:
     method : str
         "closed channel", "gauss-hermite" (max, nu = inf) or "monte carlo" (max, finite
     converged : bool
-        nu)
+        the fixed-point iteration met its tolerance
     n_iter : int
-        (undocumented)
+        iterations of the fixed-point map
     residual : float
-        fixed-point diagnostics (undamped residual in log(1 - q))
+        undamped residual in log(1 - q) at the end
     n_mc : int
-        (undocumented)
+        Monte Carlo sequences of the channel sample
     mc_seed : object
-        (undocumented)
+        seed of the channel sample
     n_blocks : int
-        Monte Carlo size, seed, number of blocks for the errors
+        independent Monte Carlo blocks for the error bars
     rho : float, default math.nan
         spectral radius of the map's Jacobian at the fixed point (< 1: stable
     """
@@ -681,12 +681,12 @@ class BayesOptimalResult:
     init: str # "uninformed", "informed" or "q0"
     method: str # "closed channel", "gauss-hermite" (max, nu = inf) or "monte carlo" (max, finite
                 # nu)
-    converged: bool
-    n_iter: int
-    residual: float # fixed-point diagnostics (undamped residual in log(1 - q))
-    n_mc: int
-    mc_seed: object
-    n_blocks: int # Monte Carlo size, seed, number of blocks for the errors
+    converged: bool # the fixed-point iteration met its tolerance
+    n_iter: int # iterations of the fixed-point map
+    residual: float # undamped residual in log(1 - q) at the end
+    n_mc: int # Monte Carlo sequences of the channel sample
+    mc_seed: object # seed of the channel sample
+    n_blocks: int # independent Monte Carlo blocks for the error bars
     rho: float = math.nan # spectral radius of the map's Jacobian at the fixed point (< 1: stable
                           # under iteration)
 

@@ -29,11 +29,12 @@ from attnstat.slr.activations import (
 )
 
 # %% auto #0
-__all__ = ['NU_MAX', 'MH_ACTIVATIONS', 'MultiFeatureSLR', 'FeatureFields', 'sample_fields', 'sample_tokens', 'bayes_posterior',
-           'bayes_predict', 'MultiBayesRisk', 'mf_bayes_risk', 'bruteforce_posterior_mean', 'mh_activation',
-           'mh_predict', 'MHDraws', 'mh_draws', 'reduced_weights_mh', 'MHRiskGrad', 'mh_risk_grad',
-           'mh_population_risk', 'MHOptimum', 'mh_optimal_risk', 'MHTrajectory', 'mh_flow_rhs', 'mh_integrate',
-           'mh_online_sgd', 'transverse_rate', 'transverse_noise', 'escape_times']
+__all__ = ['NU_MAX', 'MH_ACTIVATIONS', 'MultiFeatureSLR', 'FeatureFields', 'sample_fields',
+           'sample_tokens', 'bayes_posterior', 'bayes_predict', 'MultiBayesRisk', 'mf_bayes_risk',
+           'bruteforce_posterior_mean', 'mh_activation', 'mh_predict', 'MHDraws', 'mh_draws',
+           'reduced_weights_mh', 'MHRiskGrad', 'mh_risk_grad', 'mh_population_risk', 'MHOptimum',
+           'mh_optimal_risk', 'MHTrajectory', 'mh_flow_rhs', 'mh_integrate', 'mh_online_sgd',
+           'transverse_rate', 'transverse_noise', 'escape_times']
 
 # %% ../../nbs/01g_slr_multihead.ipynb #3ebb639b
 def _as_tuple(name, value, K=None, lo=0.0, hi=np.inf, lo_open=True):
@@ -1116,6 +1117,7 @@ def mh_online_sgd(
     c0 = check_real("c0", c0)
     S = check_int("n_seeds", n_seeds, lo=1)
     n_out = check_int("n_out", n_out, lo=2)
+    check_memory("n_out, n_seeds", 8.0 * S * n_out * 2 * H * (2 * H + 2 * K + 1))
     if not isinstance(tokens, bool):
         raise ParameterTypeError(f"tokens must be True or False, got {type(tokens).__name__}")
     steps = int(round(t_max * D / eta))
