@@ -11,12 +11,14 @@ import click
 from . import __version__
 
 # %% auto #0
-__all__ = ['HIDDEN_ALIASES', 'SLR_ACTIVATION', 'RMT_NONLINEARITY', 'RMT_RESIDUAL', 'RMT_HEAD_FAMILY', 'RMT_HEAD_MODE',
-           'MAX_HEADS', 'to_jsonable', 'format_text', 'emit', 'library_errors', 'OneLineCommand', 'OneLineGroup',
-           'FloatList', 'json_option', 'cli', 'main', 'slr', 'rmt', 'RegistryChoice', 'NuValue', 'model_options',
-           'feature_options', 'make_model', 'make_feature_model', 'bayes', 'population', 'load_heads',
-           'geometry_options', 'activation_options', 'hermite', 'error', 'rmt_simulation_bytes', 'rmt_simulate',
-           'reproduce', 'replica', 'slr_simulation_bytes', 'slr_simulate', 'amp', 'bayes_branches', 'dynamics']
+__all__ = ['HIDDEN_ALIASES', 'SLR_ACTIVATION', 'RMT_NONLINEARITY', 'RMT_RESIDUAL',
+           'RMT_HEAD_FAMILY', 'RMT_HEAD_MODE', 'MAX_HEADS', 'to_jsonable', 'format_text', 'emit',
+           'library_errors', 'OneLineCommand', 'OneLineGroup', 'FloatList', 'json_option', 'cli',
+           'main', 'slr', 'rmt', 'RegistryChoice', 'NuValue', 'model_options', 'feature_options',
+           'make_model', 'make_feature_model', 'bayes', 'population', 'load_heads',
+           'geometry_options', 'activation_options', 'hermite', 'multihead_options', 'error',
+           'rmt_simulation_bytes', 'rmt_simulate', 'reproduce', 'replica', 'slr_simulation_bytes',
+           'slr_simulate', 'amp', 'bayes_branches', 'dynamics']
 
 # %% ../nbs/05b_cli.ipynb #10535aea
 def to_jsonable(obj, # a result: dataclass, dict, list, array, numpy scalar or plain value
@@ -46,6 +48,7 @@ def to_jsonable(obj, # a result: dataclass, dict, list, array, numpy scalar or p
     if obj is None or isinstance(obj, str): return obj
     return str(obj)
 
+# %% ../nbs/05b_cli.ipynb #cli-format-text
 def _fmt(v):
     if isinstance(v, float): return f"{v:.10g}"
     if isinstance(v, list) and len(v) <= 8: return "[" + ", ".join(_fmt(x) for x in v) + "]"
@@ -53,20 +56,27 @@ def _fmt(v):
     if isinstance(v, dict): return json.dumps(v)
     return str(v)
 
-def format_text(data:dict, # a flat dict, or a dict of equal-length lists (a table)
+def _table_columns(data:dict) -> list:
+    "The keys of the longest flat lists (more than one item) of `data`, or of all lists if equal."
+    cols = [k for k, v in data.items() if isinstance(v, list)]
+    flat = [k for k in cols if all(not isinstance(x, (list, dict)) for x in data[k])]
+    if cols and len(flat) == len(cols) and len({len(data[k]) for k in cols}) == 1: return cols
+    n = max((len(data[k]) for k in flat), default=0)
+    return [k for k in flat if len(data[k]) == n] if n > 1 else []
+
+def format_text(data:dict, # a flat dict, or a dict of lists (the longest flat ones: a table)
                ) -> str:
-    """A flat dict as aligned lines; a dict of equal-length lists as a table.
+    """A flat dict as aligned lines; a dict with lists as a table of the longest ones under the
+    rest.
 
     Parameters
     ----------
     data : dict
-        a flat dict, or a dict of equal-length lists (a table)
+        a flat dict, or a dict of lists (the longest flat ones: a table)
     """
-    cols = [k for k, v in data.items() if isinstance(v, list)]
-    lens = {len(data[k]) for k in cols}
-    flat = all(not isinstance(x, (list, dict)) for k in cols for x in data[k])
-    if cols and len(lens) == 1 and flat:
-        n, = lens
+    cols = _table_columns(data)
+    if cols:
+        n = len(data[cols[0]])
         hk = [k for k in data if k not in cols]
         head = "\n".join(f"{k.ljust(max(map(len, hk)))}  {_fmt(data[k])}" for k in hk)
         rows = [[_fmt(data[k][i]) for k in cols] for i in range(n)]
@@ -76,6 +86,7 @@ def format_text(data:dict, # a flat dict, or a dict of equal-length lists (a tab
     w = max((len(k) for k in data), default=0)
     return "\n".join(f"{k.ljust(w)}  {_fmt(v)}" for k, v in data.items())
 
+# %% ../nbs/05b_cli.ipynb #cli-emit
 def emit(result, # the result to print (anything `to_jsonable` accepts)
          as_json:bool=False, # JSON instead of plain text
         ):
@@ -115,6 +126,7 @@ def _option_for(message:str, command:click.Command):
         if cand in opts: return f"'{max(opts[cand].opts, key=len)}'"
     return None
 
+# %% ../nbs/05b_cli.ipynb #cli-ticker
 def _typed(ctx, name:str) -> bool:
     "Whether option `name` (its parameter name) was typed on the command line."
     from click.core import ParameterSource
@@ -148,11 +160,13 @@ def _ticker(desc:str, # what is running, e.g. "attnstat slr simulate"
     _TICKER.append((stop, done))
     return stop
 
+# %% ../nbs/05b_cli.ipynb #cli-stop-ticker
 def _stop_ticker():
     "Close the progress line (before a result is printed)."
     while _TICKER:
         stop, done = _TICKER.pop(); stop.set(); done.wait(2.0)
 
+# %% ../nbs/05b_cli.ipynb #cli-library-errors
 def library_errors(f, # a click command callback
                   ):
     """Decorator: the library's ValueError/TypeError, and any unexpected failure, become one-line
@@ -200,6 +214,7 @@ def library_errors(f, # a click command callback
         finally: _stop_ticker()
     return wrapper
 
+# %% ../nbs/05b_cli.ipynb #cli-help-names
 def _warning_line(message, category, filename, lineno, file=None, line=None):
     "Warnings print as one line on stderr (no source line)."
     click.echo(f"Warning: {_one_line(message)}", err=True)
@@ -216,6 +231,7 @@ def _help_names(names:str, # click's first help column, e.g. "--n-test, --n_test
             and not (p.startswith("--") and "_" in p and p.replace("_", "-") in parts)]
     return ", ".join(keep or parts) + (sep + metavar if sep else "")
 
+# %% ../nbs/05b_cli.ipynb #cli-onelinecommand
 class OneLineCommand(click.Command):
     "A command whose --help lists one spelling per option."
     def format_options(self, ctx, formatter):
@@ -224,6 +240,7 @@ class OneLineCommand(click.Command):
         if rows:
             with formatter.section("Options"): formatter.write_dl(rows)
 
+# %% ../nbs/05b_cli.ipynb #cli-onelinegroup
 class OneLineGroup(click.Group):
     "A click group whose errors print as one line: exit 2 for bad values, 130 for Ctrl-C, else 1."
     command_class = OneLineCommand # its commands list one spelling per option
@@ -266,6 +283,7 @@ class OneLineGroup(click.Group):
         if isinstance(rv, int) and rv: sys.exit(rv)
         return rv
 
+# %% ../nbs/05b_cli.ipynb #cli-floatlist
 class FloatList(click.ParamType):
     "A comma-separated list of numbers ('0.1,1,10'), or one number; no empty items, no nan."
     name = "FLOAT[,FLOAT...]"
@@ -288,6 +306,7 @@ class FloatList(click.ParamType):
             out.append(v)
         return out
 
+# %% ../nbs/05b_cli.ipynb #cli-json-option
 def _nonneg_int(ctx, param, value):
     "click callback: `value` unless it is a negative integer."
     if value is not None and value < 0:
@@ -366,6 +385,7 @@ class RegistryChoice(click.Choice):
             the registry is the only source
         """
 
+# %% ../nbs/05b_cli.ipynb #cli-check-offset
 def _registry(module:str, attr:str, call:bool=False):
     "The names of registry `module.attr` (dict, tuple, or with `call` a function), imported lazily."
     def names():
@@ -387,12 +407,14 @@ def _check_offset(ctx, activation, c):
         raise click.UsageError(f"--c (the erf offset) does nothing with --activation {activation}; "
                                "drop it or use --activation erf")
 
+# %% ../nbs/05b_cli.ipynb #cli-nuvalue
 class NuValue(FloatList):
     "One number (nu), or a comma-separated list (per-position strengths nu_l of spiked-SLR)."
     def convert(self, value, param, ctx):
         out = super().convert(value, param, ctx)
         return out[0] if len(out) == 1 else out
 
+# %% ../nbs/05b_cli.ipynb #cli-nu-value
 def _nu_value(values:tuple, # the --nu values, one per time it was given
               features:bool, # whether the command takes several features
              ):
@@ -407,6 +429,7 @@ def _nu_value(values:tuple, # the --nu values, one per time it was given
                                  param_hint="'--nu'")
     return tuple(values)
 
+# %% ../nbs/05b_cli.ipynb #cli-model-options
 _FEATURE_HELP = ("Presence probability p in (0, 1] of the feature (repeat it, or --nu, for several "
                  "features: MultiFeatureSLR, whose Bayes predictor is softmax with a sink C* = "
                  "(1 - p) L e^(nu/2)/p); default 1, the spiked-SLR of the other commands.")
@@ -454,6 +477,7 @@ def model_options(f, # a click command callback
     for opt in reversed(opts): inner = opt(inner)
     return inner
 
+# %% ../nbs/05b_cli.ipynb #cli-feature-options
 def feature_options(f, # a click command callback
                    ):
     """model_options with --presence and a repeatable --nu: the multi-feature model MultiFeatureSLR.
@@ -464,6 +488,8 @@ def feature_options(f, # a click command callback
         a click command callback
     """
     return model_options(f, features=True)
+
+# %% ../nbs/05b_cli.ipynb #cli-make-model
 def make_model(model:str, # "spiked" or "max"
                L:int, # sequence length
                nu, # signal strength (spiked; a list: per position) or inverse temperature (max)
@@ -504,6 +530,7 @@ def make_model(model:str, # "spiked" or "max"
                                "takes --bias")
     return MaxSLR(L, nu, noise=noise, bias=bias)
 
+# %% ../nbs/05b_cli.ipynb #cli-features
 def _features(nu, # --nu: a number, a per-position list, or a tuple (repeated --nu)
               presence:tuple, # the --presence values (empty: 1)
               K:int|None=None, # number of features (default: the longer of the two)
@@ -518,6 +545,7 @@ def _features(nu, # --nu: a number, a per-position list, or a tuple (repeated --
                                      f"{len(v)} values", param_hint=f"'{name}'")
     return (nus * K if len(nus) == 1 else nus), (ps * K if len(ps) == 1 else ps)
 
+# %% ../nbs/05b_cli.ipynb #cli-make-feature-model
 def _several(nus:tuple, ps:tuple, heads:int|None=None) -> bool:
     "Whether the options ask for the multi-feature / multi-head theory (not today's one head)."
     return len(nus) > 1 or any(p != 1 for p in ps) or (heads is not None and heads != 1)
@@ -559,6 +587,7 @@ def make_feature_model(model:str, # --model (only "spiked" has several features)
     nus, ps = _features(nu, presence, K)
     return MultiFeatureSLR(L, nus, ps, noise=noise, prior=pos.get("prior"))
 
+# %% ../nbs/05b_cli.ipynb #cli-mc-seed-option
 def _alias_seed(ctx, param, value):
     "click callback of the hidden --mc-seed alias: `value` unless it is negative."
     if value is not None and value < 0:
@@ -580,6 +609,7 @@ def _mc_seed_option(f, # a click command callback
     return click.option("--seed", type=int, default=0, show_default=True, callback=_nonneg_int,
                         help="Monte Carlo seed >= 0.")(wrapper)
 
+# %% ../nbs/05b_cli.ipynb #cli-mf-bayes
 def _mf_bayes(ctx, model, L, nu, noise, presence, alpha, n_mc, seed) -> dict:
     "slr bayes with several features or a presence < 1: the Bayes risk of MultiFeatureSLR (MC)."
     if alpha is not None:
@@ -592,6 +622,7 @@ def _mf_bayes(ctx, model, L, nu, noise, presence, alpha, n_mc, seed) -> dict:
     return {"model": "multi-feature", "L": L, "nu": mdl.nu, "presence": mdl.p, "noise": noise,
             "features": mdl.K, **to_jsonable(r)}
 
+# %% ../nbs/05b_cli.ipynb #cli-bayes
 @slr.command()
 @feature_options
 @click.option("--alpha", type=float, default=None,
@@ -632,6 +663,7 @@ def bayes(model, L, nu, noise, presence, alpha, n_mc, seed, as_json):
         d = r.as_dict()
         emit({**head, **d, "risk": d["error"]}, as_json)
 
+# %% ../nbs/05b_cli.ipynb #cli-mh-population
 _OVERLAP_OPTIONS = (("--m-k", "m_k"), ("--q-k", "q_k"), ("--m-v", "m_v"), ("--q-v", "q_v"),
                     ("--c", "c"))
 
@@ -653,6 +685,7 @@ def _mh_population(ctx, model, L, nu, noise, presence, activation, heads, n_mc, 
     if isinstance(get_activation(activation), SinkSoftmax): out["sink"] = r.sink
     return out
 
+# %% ../nbs/05b_cli.ipynb #cli-sh-population
 def _sh_population(ctx, model, L, nu, noise, activation, m_k, q_k, m_v, q_v, c) -> dict:
     "slr population with one head on spiked- or max-SLR: at the given overlaps, or optimised."
     from attnstat.slr.population import population_risk, optimal_population_risk
@@ -676,6 +709,7 @@ def _sh_population(ctx, model, L, nu, noise, activation, m_k, q_k, m_v, q_v, c) 
     r = population_risk(mdl, activation, m_k, q_k, m_v, q_v, c=0.0 if c is None else c)
     return {**head, "optimised": False, **to_jsonable(r)}
 
+# %% ../nbs/05b_cli.ipynb #cli-population
 @slr.command()
 @feature_options
 @click.option("--activation", type=SLR_ACTIVATION, default="softmax", show_default=True,
@@ -706,7 +740,6 @@ def population(model, L, nu, noise, presence, activation, m_k, q_k, m_v, q_v, c,
     else: out = _sh_population(ctx, model, L, nu, noise, activation, m_k, q_k, m_v, q_v, c)
     emit(out, as_json)
 
-
 # %% ../nbs/05b_cli.ipynb #26c81230
 # the RMT choices, read from the library's registries when first needed
 RMT_NONLINEARITY = RegistryChoice(_registry("attnstat.rmt.hermite", "nonlinearity_names",
@@ -730,6 +763,7 @@ def _regular_file(path:str, option:str):
                                  "device)", param_hint=f"'{option}'")
     return Path(path)
 
+# %% ../nbs/05b_cli.ipynb #cli-npz-array
 def _npz_array(z, name:str, path, option:str):
     "One array of an open NPZ archive, its .npy header (numeric dtype, size) checked first."
     import numpy as np
@@ -751,6 +785,7 @@ def _npz_array(z, name:str, path, option:str):
     except Exception as e:  # noqa: BLE001 (any failure of a hostile archive: one line)
         raise bad(f"cannot be read ({type(e).__name__}: {_one_line(e)})") from None
 
+# %% ../nbs/05b_cli.ipynb #cli-load-heads
 def load_heads(path:str, # the NPZ file given to --weights
                option:str="--weights", # the option named in errors
               ) -> tuple:
@@ -801,6 +836,7 @@ def load_heads(path:str, # the NPZ file given to --weights
                                      param_hint=f"'{option}'")
     return mu.astype(float), W_K.astype(float), W_Q.astype(float)
 
+# %% ../nbs/05b_cli.ipynb #cli-geometry-options
 def geometry_options(f, # a click command callback
                     ):
     """Options --snr, --r, --phi, --r-q, --phi-q giving (mu, w_K, w_Q) through aligned_vectors.
@@ -823,6 +859,7 @@ def geometry_options(f, # a click command callback
     ]): f = opt(f)
     return f
 
+# %% ../nbs/05b_cli.ipynb #cli-activation-options
 def activation_options(f, # a click command callback
                       ):
     """Options --f and --level of an RMT command (the activation of the attention kernel).
@@ -837,6 +874,7 @@ def activation_options(f, # a click command callback
     return click.option("--f", "f", type=RMT_NONLINEARITY, default="tanh", show_default=True,
                         help="Activation of the attention kernel.")(f)
 
+# %% ../nbs/05b_cli.ipynb #cli-hermite
 def _act(f, level):
     "The RMT activation `f` at truncation `level`."
     from attnstat.rmt.hermite import activation
@@ -851,6 +889,7 @@ def hermite(f, level, as_json):
     from attnstat.rmt.hermite import hermite_coefficients
     emit({"f": f, "level": level, **hermite_coefficients(f, level=level).as_dict()}, as_json)
 
+# %% ../nbs/05b_cli.ipynb #cli-single-head
 def _scale_option(scale:str, scale_invariant:bool) -> str:
     "--scale, with --scale-invariant as its shorthand for 'relative'."
     if not scale_invariant: return scale
@@ -865,6 +904,7 @@ def _single_head(heads, residual, head_family, head_mode, weights_file) -> bool:
     return (heads == 1 and issubclass(READOUTS[residual], NoResidual) and head_family is None
             and issubclass(HEAD_MODES[head_mode], AverageHeads) and weights_file is None)
 
+# %% ../nbs/05b_cli.ipynb #cli-finite-p-error
 def _finite_p_error(ctx, f, level, c, gamma, mu, w_K, w_Q, p, single:bool, test_error:bool,
                     scale:str) -> dict:
     "rmt error --p: the finite-p strong-signal theory, or a one-line refusal of what it lacks."
@@ -887,6 +927,7 @@ def _finite_p_error(ctx, f, level, c, gamma, mu, w_K, w_Q, p, single:bool, test_
             "E_rr": t.ridge, "difference": t.difference, "converged": t.converged,
             "residual": t.residual, "diag": t.params["diag"]}
 
+# %% ../nbs/05b_cli.ipynb #cli-multihead-error
 def _multihead_error(f, level, c, gamma, mu, w_K, w_Q, r, snr, diag, require_a1, test_error,
                      scale, heads, residual, head_family, head_mode, weights_file) -> dict:
     "rmt error with several heads, a residual readout, a head family or --weights."
@@ -920,6 +961,37 @@ def _multihead_error(f, level, c, gamma, mu, w_K, w_Q, r, snr, diag, require_a1,
     return {"heads": heads, "head_mode": head_mode, "residual": residual,
             "head_family": head_family, "weights": weights_file, "scale": scale, **out}
 
+# %% ../nbs/05b_cli.ipynb #cli-multihead-options
+def multihead_options(f, # a click command callback
+                     ):
+    """Options --heads, --residual, --head-family, --head-mode, --weights of rmt error (03f).
+
+    Parameters
+    ----------
+    f
+        a click command callback
+    """
+    for opt in reversed([
+        click.option("--heads", type=click.IntRange(1, MAX_HEADS), default=1, show_default=True,
+                     help="Number of heads H >= 1 (each head: the --snr/--r/--phi geometry, or "
+                          "--head-family, or --weights)."),
+        click.option("--residual", type=RMT_RESIDUAL, default="none", show_default=True,
+                     help="Readout on X K (none), X (I + K) (sum) or [X; X K] (concat); see "
+                          "multihead_theory."),
+        click.option("--head-family", "--head_family", "head_family", type=RMT_HEAD_FAMILY,
+                     default=None,
+                     help="Documented head weights (head_family(family, H, r=--r, snr=--snr)): "
+                          "identical, shared or hetero."),
+        click.option("--head-mode", "--head_mode", "head_mode", type=RMT_HEAD_MODE,
+                     default="average", show_default=True,
+                     help="Average or sum of the head kernels."),
+        click.option("--weights", "weights_file", type=str, default=None,
+                     help="NPZ file with arrays mu (d,), W_K and W_Q (d, H): the heads' "
+                          "directions."),
+    ]): f = opt(f)
+    return f
+
+# %% ../nbs/05b_cli.ipynb #cli-error
 @rmt.command()
 @activation_options
 @click.option("--c", type=float, default=0.5, show_default=True, help="Ratio p/n > 0.")
@@ -939,21 +1011,7 @@ def _multihead_error(f, level, c, gamma, mu, w_K, w_Q, r, snr, diag, require_a1,
                    "scale (relative: scale-invariant) or matched degrees of freedom (dof); see "
                    "compare_attention_ridge.")
 @click.option("--scale-invariant", is_flag=True, help="Shorthand for --scale relative.")
-@click.option("--heads", type=click.IntRange(1, MAX_HEADS), default=1, show_default=True,
-              help="Number of heads H >= 1 (each head: the --snr/--r/--phi geometry, or "
-                   "--head-family, or --weights).")
-@click.option("--residual", type=RMT_RESIDUAL, default="none", show_default=True,
-              help="Readout on X K (none), X (I + K) (sum) or [X; X K] (concat); see "
-                   "multihead_theory.")
-@click.option("--head-family", "--head_family", "head_family", type=RMT_HEAD_FAMILY,
-              default=None,
-              help="Documented head weights (head_family(family, H, r=--r, snr=--snr)): "
-                   "identical, shared or hetero.")
-@click.option("--head-mode", "--head_mode", "head_mode", type=RMT_HEAD_MODE, default="average",
-              show_default=True,
-              help="Average or sum of the head kernels.")
-@click.option("--weights", "weights_file", type=str, default=None,
-              help="NPZ file with arrays mu (d,), W_K and W_Q (d, H): the heads' directions.")
+@multihead_options
 @click.option("--p", "p", type=int, default=None,
               help="Embedding dimension p >= 2: the finite-p theory (strong_signal_error), which "
                    "keeps the signal part of the score, eps = (||mu||^2 + (mu.w_K)(mu.w_Q)) / "
@@ -992,6 +1050,7 @@ def error(f, level, c, gamma, snr, r, phi, r_Q, phi_Q, diag, require_a1, test_er
                                       require_a1=require_a1)
         emit({**head, "scale": scale, **out}, as_json)
 
+# %% ../nbs/05b_cli.ipynb #cli-rmt-simulation-bytes
 def rmt_simulation_bytes(n:int, # number of tokens
                          p:int, # token dimension
                         ) -> float:
@@ -1007,6 +1066,7 @@ def rmt_simulation_bytes(n:int, # number of tokens
     """
     return 8.0 * (6.0 * n * n + 4.0 * n * p + 2.0 * p * p)
 
+# %% ../nbs/05b_cli.ipynb #cli-rmt-simulate
 @rmt.command("simulate")
 @activation_options
 @click.option("--n", type=int, default=256, show_default=True, help="Number of tokens n >= 2.")
@@ -1065,6 +1125,7 @@ def __getattr__(name):
     "The former written-out choice lists (`SLR_ACTIVATIONS`, ...), read from the registries."
     return _legacy_names(name)
 
+# %% ../nbs/05b_cli.ipynb #cli-check-scheduler
 def _check_scheduler(address:str, timeout:float=3.0):
     "Refuse a Dask scheduler address that is malformed or silent for `timeout` s (one line)."
     import socket
@@ -1081,6 +1142,7 @@ def _check_scheduler(address:str, timeout:float=3.0):
                                  f"({e.strerror or e})",
                                  param_hint="'--scheduler'") from None
 
+# %% ../nbs/05b_cli.ipynb #cli-check-out
 def _max_jobs() -> int: # = attnstat.sweep.max_jobs(), without importing it
     return 4 * (os.cpu_count() or 1)
 
@@ -1105,6 +1167,7 @@ def _check_out(out) -> str:
                                  param_hint="'--out'")
     return out
 
+# %% ../nbs/05b_cli.ipynb #cli-has-dask
 def _has_dask() -> bool:
     "Whether the optional extra 'cluster' (dask and distributed) is installed."
     import importlib.util
@@ -1113,6 +1176,7 @@ def _has_dask() -> bool:
                 and importlib.util.find_spec("distributed") is not None)
     except (ImportError, ValueError): return False
 
+# %% ../nbs/05b_cli.ipynb #cli-reproduce
 @cli.command()
 @click.option("--only", multiple=True, metavar="FIGURE",
               help="Only this figure: a recipe name, a figure label (fig-...) or a chapter; "
@@ -1233,6 +1297,7 @@ def slr_simulation_bytes(alpha:float, # sample ratio N/D
     N = math.ceil(alpha * D)
     return 8.0 * (1.5 * N * L * D + 2.0 * min(n_test * L * D, 2_000_000 + L * D))
 
+# %% ../nbs/05b_cli.ipynb #cli-slr-simulate
 @slr.command("simulate")
 @model_options
 @click.option("--activation", type=SLR_ACTIVATION, default="softmax", show_default=True,
@@ -1348,6 +1413,7 @@ def _mh_dynamics(ctx, mdl, activation, heads, t_max, eta, q0, dt, n_mc, n_rep, s
         out.update(sgd_t=s.t, **_mh_columns(s, H, mdl.K, "sgd_", offsets), sgd_D=D, sgd_seeds=seeds)
     return out
 
+# %% ../nbs/05b_cli.ipynb #cli-sh-dynamics
 def _sh_dynamics(mdl, activation, t_max, eta, lam, q0, dt, n_mc, n_rep, seed, n_out, D, seeds,
                  c) -> dict:
     "slr dynamics with one head: integrate (gradient flow or online-SGD ODE), and online_sgd."
@@ -1366,6 +1432,7 @@ def _sh_dynamics(mdl, activation, t_max, eta, lam, q0, dt, n_mc, n_rep, seed, n_
                    sgd_D=D, sgd_seeds=seeds)
     return out
 
+# %% ../nbs/05b_cli.ipynb #cli-dynamics
 @slr.command("dynamics")
 @feature_options
 @click.option("--activation", type=SLR_ACTIVATION, default="softmax", show_default=True,
@@ -1428,7 +1495,6 @@ def dynamics(model, L, nu, noise, presence, activation, t_max, eta, lam, q0, dt,
     emit({"model": model, "L": L, "nu": nu, "noise": noise,
           **_sh_dynamics(mdl, activation, t_max, eta, lam, q0, dt, n_mc, n_rep, seed, n_out, D,
                          seeds, c)}, as_json)
-
 
 # %% ../nbs/05b_cli.ipynb #ff24bce7
 if __name__ == "__main__": main()

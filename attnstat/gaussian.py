@@ -13,8 +13,8 @@ from .core import (ParameterTypeError, as_generator, caller_stacklevel, check_ar
                            check_int, check_memory, check_positive, check_real)
 
 # %% auto #0
-__all__ = ['N_MAX', 'QuadratureWarning', 'hermite_rule', 'gauss_expect', 'cov_sqrt',
-           'gauss_expect_2d', 'quad_expect', 'mean_stderr', 'sobol_normal']
+__all__ = ['N_MAX', 'QuadratureWarning', 'hermite_rule', 'gauss_expect', 'cov_sqrt', 'gauss_expect_2d', 'quad_expect',
+           'mean_stderr', 'sobol_normal']
 
 # %% ../nbs/00a_gaussian.ipynb #1b1e3e0c
 def _need(name, value, kinds, what):
@@ -107,8 +107,10 @@ def _order(n, hi):
 # %% ../nbs/00a_gaussian.ipynb #0b821c27
 def _check_agreement(v1, v2, rtol, atol, what):
     "A `QuadratureWarning` (at the caller's line) when orders n and 2n differ beyond the tolerance."
-    err = np.max(np.abs(np.asarray(v1) - np.asarray(v2)))
-    scale = np.max(np.abs(np.asarray(v2)))
+    if isinstance(v1, float) and isinstance(v2, float): err, scale = abs(v1 - v2), abs(v2)
+    else:
+        v1, v2 = np.asarray(v1), np.asarray(v2)
+        err, scale = np.max(np.abs(v1 - v2)), np.max(np.abs(v2))
     if not (err <= atol + rtol * scale):
         warnings.warn(f"{what}: order n and 2n differ by {err:.3g} (tolerance "
                       f"{atol + rtol * scale:.3g}); increase the order or use quad_expect with "

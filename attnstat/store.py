@@ -15,8 +15,8 @@ from .core import ParameterTypeError, caller_stacklevel, check_memory, check_rea
 from .data import _as_path, atomic_write, data_folder
 
 # %% auto #0
-__all__ = ['STORE_NAME', 'APPLICATION_ID', 'SCHEMA_VERSION', 'CacheError', 'afresh', 'canonical',
-           'entry_key', 'Store', 'remove_store', 'open_store', 'write_npz']
+__all__ = ['STORE_NAME', 'APPLICATION_ID', 'SCHEMA_VERSION', 'CacheError', 'afresh', 'canonical', 'entry_key', 'Store',
+           'remove_store', 'open_store', 'write_npz']
 
 # %% ../nbs/00h_store.ipynb #2165bf4b
 STORE_NAME = "attnstat.sqlite" # the store file of a data folder

@@ -3,10 +3,14 @@
 1. attention_error on a 50-point gamma grid (continuation + implicit derivative) vs a naive baseline
    (each gamma solved from zero, derivative by central finite difference with two extra solves).
 2. one ridge_error call (closed form) vs a naive quadrature evaluation of the same deterministic
-   equivalent (Stieltjes transform by the Gauss–Chebyshev rule, derivative by finite difference).
+   equivalent (Stieltjes transform by the Gauss–Chebyshev rule, derivative by finite difference), and vs the
+   baseline commit's ridge_error (_bench.BASELINE).
 3. theory vs simulation at n = 2048, p = 1024 (c = 1/2), tanh, W = I, ||mu||^2 = 1: the cost of one
    simulated trial (kernel, two Gram matrices, two eigendecompositions) and of the number of trials
    needed for a standard error of 1e-3, against one theory call on the same 50-point grid.
+
+5. the run-time guard of empirical_errors: its estimate against the measured CPU time of small cases (target:
+   within 3x), today's calibration and the baseline's.
 
 All times are CPU seconds of this process (time.process_time), single BLAS thread.
 
@@ -14,7 +18,7 @@ Usage: OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/bench_rmt.py [--quick]
 """
 import os
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")   # before numpy: CPU time = work, no thread spinning
-import sys, time, timeit
+import math, sys, time, timeit
 import numpy as np
 from attnstat.fixed_point import fixed_point
 from attnstat.rmt import attention_error, ridge_error, empirical_errors, mp_rule, activation
@@ -58,17 +62,23 @@ print(f"[1] attention_error, 50-point gamma grid: {t_theory * 1e3:.0f} ms cold, 
       f"(naive: {t_naive * 1e3:.0f} ms, ratio {t_naive / t_theory:.1f}x; max |difference| {gap:.1e})")
 ratio("attention_error, 50 gammas: naive / continuation + implicit derivative", t_naive / t_theory, "cold caches")
 
-n_call = 2000 if quick else 20000
-t_rr = timeit.Timer(lambda: ridge_error(c=0.5, gamma=1e-3, snr=1.0), timer=CLOCK).timeit(number=n_call) / n_call
+# [2] ridge_error: CPU per call, best of several repeats (a single timeit run on a shared machine measured 0.78x once)
+from _bench import BASELINE, cpu_best, former
+n_call = 1000 if quick else 10000
+rr_call = lambda: ridge_error(c=0.5, gamma=1e-3, snr=1.0)
+t_rr = cpu_best(rr_call, n_call, 5)
 rule = mp_rule(0.5)
 def rr_naive(gamma=1e-3, c=0.5, snr=1.0, h=1e-4):
     yb = lambda gg: 1 / (gg * (1 + (snr + c) * rule.integrate(lambda l: 1 / (l + gg))))
     return -gamma**2 * (yb(gamma * (1 + h)) - yb(gamma * (1 - h))) / (2 * h * gamma)
-n_naive = 200 if quick else 2000
-t_rr_naive = timeit.Timer(rr_naive, timer=CLOCK).timeit(number=n_naive) / n_naive
-print(f"[2] ridge_error, one call: {t_rr * 1e6:.1f} us (naive quadrature: {t_rr_naive * 1e6:.0f} us, "
-      f"ratio {t_rr_naive / t_rr:.0f}x; |difference| {abs(rr_naive() - ridge_error(c=0.5, gamma=1e-3, snr=1.0)):.1e})")
-ratio("ridge_error: naive quadrature / closed form", t_rr_naive / t_rr, "one call")
+t_rr_naive = cpu_best(rr_naive, n_call // 10, 5)
+T_old = former("rmt.theory")
+t_rr_old = cpu_best(lambda: T_old.ridge_error(c=0.5, gamma=1e-3, snr=1.0), n_call, 5) if T_old else float("nan")
+print(f"[2] ridge_error, one call: {t_rr * 1e6:.1f} us CPU (naive quadrature: {t_rr_naive * 1e6:.1f} us, "
+      f"ratio {t_rr_naive / t_rr:.1f}x; baseline {BASELINE}: {t_rr_old * 1e6:.1f} us; "
+      f"|difference| {abs(rr_naive() - rr_call()):.1e})")
+ratio("ridge_error: naive quadrature / closed form", t_rr_naive / t_rr, "one call, CPU; target >= 1")
+if T_old: ratio(f"ridge_error: baseline {BASELINE} / today", t_rr_old / t_rr, "one call, CPU")
 
 n, p, trials = (1024, 512, 2) if quick else (2048, 1024, 3)
 t = CLOCK()
@@ -129,3 +139,20 @@ for f in (("tanh",) if quick else ("tanh", "relu", "sign")):
         n = old_ridgeless(f, c)
         row.append(f"c = {c}: {'FAILED' if n is None else n} -> {attention_error_ridgeless(f, c=c, mu=[1.0], w_K=[0.0], w_Q=[0.0]):.5f}")
     print(f"    {f:5s} " + "; ".join(row))
+
+# [5] issue 33: the run-time guard of empirical_errors, estimate / measured CPU (target within 3x; the baseline's
+# 4e-9 n^2 (n + p) per trial overestimated 17-73x, refusing sizes that ran in seconds)
+from attnstat.rmt.models import _trial_seconds
+print(f"[5] empirical_errors guard (tanh, {g.size} gammas, one trial, CPU seconds; {load()}):")
+worst = []
+for n, p in (((256, 128), (512, 256)) if quick else ((256, 128), (512, 1024), (1024, 512), (2048, 1024))):
+    ts = []
+    for s in range(2):
+        t = CLOCK(); empirical_errors("tanh", n, p, [1.0], [0.5], [0.5], g, 1, s); ts.append(CLOCK() - t)
+    est, was = _trial_seconds(n, p, g.size), 4e-9 * n * n * (n + p)
+    print(f"    n = {n:5d}, p = {p:5d}: measured {min(ts):7.3f} s, estimate {est:7.3f} s (ratio {est / min(ts):.2f}); "
+          f"baseline estimate {was:7.3f} s (ratio {was / min(ts):.1f})")
+    worst.append(est / min(ts))
+ratio("empirical_errors guard: estimate / measured CPU (farthest from 1)", max(worst, key=lambda r: abs(math.log(r))),
+      "not a speed-up: target in [1/3, 3]")
+print(load())

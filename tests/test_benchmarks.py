@@ -3,6 +3,7 @@ instead of rotting silently (issue 18: `bench_slr_restarts.py` crashed for weeks
 `benchmarks/run_all.py` (`make bench`) reports a failing benchmark in its table without stopping the others."""
 import os, subprocess, sys
 from pathlib import Path
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -43,3 +44,29 @@ def test_run_all_reports_a_failure_and_carries_on(tmp_path):
     assert run_all.ratios("speed ratio dblquad / x: 12x\nother line") == [("speed ratio dblquad / x: 12x", "", "(free text)")]
     skip = run_all.run(bad, ["--quick"], timeout=60)          # bench_broken.py has no --quick mode: skipped, not failed
     assert str(skip["rc"]).startswith("skipped") and "skipped" in run_all.table([skip])
+
+
+def test_gaussian_and_rmt_kernel_modules_import_no_heavy_scipy():
+    "scipy.integrate, scipy.optimize and scipy.stats are imported where used, not by these modules (issue 33)."
+    code = ("import sys, attnstat.gaussian, attnstat.rmt.hermite, attnstat.rmt.models\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[:2] in (['scipy', 'integrate'], ['scipy', 'optimize'], "
+            "['scipy', 'stats'], ['scipy', 'special'])))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=ENV, capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]", out
+
+
+def test_empirical_errors_guard_within_3x_of_the_measured_time():
+    "The run-time guard's estimate against the CPU time of two small cases (issue 33: it overestimated 17-73x)."
+    import time
+    from attnstat.rmt import empirical_errors
+    from attnstat.rmt.models import _trial_seconds
+    g = np.logspace(-4, 1, 50)
+    empirical_errors("tanh", 64, 32, [1.0], [0.5], [0.5], g, 1, 0)            # warm up (imports, coefficients)
+    for n, p in ((1024, 512), (512, 1024)):
+        ts = []
+        for seed in range(2):
+            t = time.process_time(); empirical_errors("tanh", n, p, [1.0], [0.5], [0.5], g, 1, seed)
+            ts.append(time.process_time() - t)
+        r = _trial_seconds(n, p, g.size) / min(ts)
+        # target within 3x; measured 0.9-1.1 on an idle core; a factor 2 more for a loaded, shared machine
+        assert 1 / 6 < r < 6, (n, p, r, min(ts))

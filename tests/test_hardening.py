@@ -801,8 +801,7 @@ def test_i19_run_time_estimates():
 
 def test_i19_listed_junk_and_raw_exceptions():
     "The issue's list of NaN results, accepted junk and raw exceptions: each a ValueError/TypeError naming the argument."
-    cases = [("from attnstat.slr import ridge_textbook as f\nout(f(1.0, 1e300))", "lam"),
-             ("from attnstat.slr import ridge_textbook as f\nout(f(1.0, 1.0, rho=float('nan')))", "rho"), ("from attnstat.slr import ridge_textbook as f\nout(f(1.0, 1.0, sigma2=True))", "sigma2"),
+    cases = [("from attnstat.slr import ridge_textbook as f\nout(f(1.0, 1.0, rho=float('nan')))", "rho"), ("from attnstat.slr import ridge_textbook as f\nout(f(1.0, 1.0, sigma2=True))", "sigma2"),
              ("from attnstat.slr import free_entropy as f\nout(f(float('nan'), 1.0, 1.0, 1.0))", "q"), ("from attnstat.slr import free_entropy as f\nout(f(None, 1.0, 1.0, 1.0))", "q"),
              ("from attnstat.rmt import noise_fixed_point as f\nout(str(f('tanh', c=0.5, gamma=1.0, damping=float('nan'))))", "damping"),
              ("from attnstat.rmt import noise_fixed_point as f\nout(str(f('tanh', c=0.5, gamma=1.0, damping='2')))", "damping"),
@@ -824,6 +823,11 @@ def test_i19_listed_junk_and_raw_exceptions():
     v = py("from attnstat.slr import ridge_textbook as f\nout(f(1e300, 0.1))")["value"]
     assert all(math.isfinite(x) for x in v.values()) and 0 <= v["test_error"] < 1e-12, v
     assert abs(v["m"] - 1) <= 1e-12 and abs(v["V"] * 1e300 - 1) < 1e-10, v
+    # ridge_textbook(1.0, 1e300) likewise: lam -> inf shrinks the estimator to 0, so V ~ 1/lam, m ~ alpha/lam and the
+    # test error is the teacher norm rho = 1
+    v = py("from attnstat.slr import ridge_textbook as f\nout(f(1.0, 1e300))")["value"]
+    assert all(math.isfinite(x) for x in v.values()) and abs(v["test_error"] - 1) < 1e-12, v
+    assert 0 <= v["m"] <= 1e-299 and abs(v["V"] * 1e300 - 1) < 1e-10, v
     r = py("import numpy as np\nfrom attnstat.gaussian import quad_expect, mean_stderr\n"   # correct values, not errors
            "out([quad_expect(np.cos, std=1e-300), *map(float, mean_stderr([1e200, -1e200, 1e200]))])")
     assert abs(r["value"][0] - 1) < 1e-12 and abs(r["value"][1] - 1e200 / 3) < 1e188 and abs(r["value"][2] - 2e200 / 3) < 1e188, r

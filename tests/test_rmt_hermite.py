@@ -181,3 +181,19 @@ def test_bad_values_raise_value_error(call, words):
     with pytest.raises(ValueError) as e:
         call()
     assert words in str(e.value), str(e.value)
+
+
+def test_named_nonlinearity_needs_no_quadrature_nor_scipy_integrate():
+    "The built-ins' stored coefficients are what the quadrature gives; naming one imports no scipy.integrate (issue 33)."
+    import subprocess, sys
+    from attnstat.rmt.hermite import _KNOWN_COEF, _breakpoints, _coefficients, _vectorised
+    for fam in NONLINEARITIES.values():
+        if (fam, fam.default_level) not in _KNOWN_COEF: continue   # a family registered by another test
+        L = fam.default_level
+        fresh = _coefficients(_vectorised(fam.build(L)), _breakpoints(fam.breakpoints(L))).as_dict()
+        stored = _KNOWN_COEF[fam, L].as_dict()
+        assert all(abs(stored[k] - fresh[k]) <= 1e-15 * math.sqrt(fresh["nu"]) for k in fresh), fam.name
+    code = ("import sys, attnstat.rmt.hermite as H\nfor f in H.nonlinearity_names(): H.activation(f)\n"
+            "print(sorted(m for m in sys.modules if m in ('scipy.integrate', 'scipy.optimize', 'scipy.stats')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]", out

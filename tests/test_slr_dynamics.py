@@ -147,16 +147,17 @@ def test_trajectory_error_calibrated():
 def test_time_step_error_covers_the_dt_to_0_limit():
     # Richardson: integrate runs every replicate at dt and dt/2 on the same draws and reports the extrapolation, with the
     # time-step error |y_dt/2 - y_dt|/3 in err_step. On shared draws (the Monte Carlo part is then common) the dt -> 0 reference
-    # (dt/16, also extrapolated) must lie within err_step of the reported trajectory, and the plain Heun trajectory at dt must be
+    # (dt/8, also extrapolated) must lie within err_step of the reported trajectory, and the plain Heun trajectory at dt must be
     # off by about 4 err_step (its error is O(dt^2), four times that of the dt/2 run err_step estimates; measured 3.3 to 4.0).
-    # At dt = 0.1 and 4 x 2^13 sequences the plain Heun error exceeds the Monte Carlo error (measured up to 3.9x at t = 6).
+    # At dt = 0.1 and 2 x 2^13 sequences the plain Heun error exceeds the Monte Carlo error (measured up to 1.6x at t = 6 with
+    # 4 replicates; the gradient flow, checked in the book, up to 3.9x).
     from attnstat.core import spawn
     main = [0, 3, 4, 6]
-    for act, eta in (("softmax", 1.0), ("softmax", 0.0)):
-        d = [dyn_draws(MDL, 2**13, s, conditional=True) for s in spawn(7, 4)]
+    for act, eta in (("softmax", 1.0),):
+        d = [dyn_draws(MDL, 2**13, s, conditional=True) for s in spawn(7, 2)]
         o = dict(dt=0.1, n_out=7)
         tr = integrate(MDL, act, 6.0, eta=eta, draws=d, options=o)
-        ref = integrate(MDL, act, 6.0, eta=eta, draws=d, options=dict(o, dt=0.1 / 16))
+        ref = integrate(MDL, act, 6.0, eta=eta, draws=d, options=dict(o, dt=0.1 / 8))
         heun = integrate(MDL, act, 6.0, eta=eta, draws=d, options=dict(o, richardson=False))
         dev, dev_h, st = (np.abs(tr.overlaps - ref.overlaps)[1:, main], np.abs(heun.overlaps - ref.overlaps)[1:, main],
                           tr.err_step[1:, main])

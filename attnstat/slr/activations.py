@@ -10,9 +10,9 @@ from scipy import special
 from ..core import check_real, check_array, check_int
 
 # %% auto #0
-__all__ = ['softmax', 'softplus', 'linear', 'erf', 'softmax1', 'sink', 'ACTIVATIONS', 'Activation',
-           'NormalisedActivation', 'ElementwiseActivation', 'SinkSoftmax', 'log_softplus',
-           'register_activation', 'get_activation', 'attention_predict']
+__all__ = ['softmax', 'softplus', 'linear', 'erf', 'softmax1', 'sink', 'ACTIVATIONS', 'Activation', 'NormalisedActivation',
+           'ElementwiseActivation', 'SinkSoftmax', 'log_softplus', 'register_activation', 'get_activation',
+           'attention_predict']
 
 # %% ../../nbs/01b_slr_activations.ipynb #75e8c291
 def _mask_of(chi, mask):

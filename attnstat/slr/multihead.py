@@ -5,7 +5,7 @@ from __future__ import annotations
 import math, time
 from dataclasses import dataclass
 import numpy as np
-from scipy import optimize
+from scipy import optimize, special
 from attnstat.core import (
     check_real,
     check_int,
@@ -29,12 +29,11 @@ from attnstat.slr.activations import (
 )
 
 # %% auto #0
-__all__ = ['NU_MAX', 'MH_ACTIVATIONS', 'MultiFeatureSLR', 'FeatureFields', 'sample_fields',
-           'sample_tokens', 'bayes_posterior', 'bayes_predict', 'MultiBayesRisk', 'mf_bayes_risk',
-           'bruteforce_posterior_mean', 'mh_activation', 'mh_predict', 'MHDraws', 'mh_draws',
-           'reduced_weights_mh', 'MHRiskGrad', 'mh_risk_grad', 'mh_population_risk', 'MHOptimum',
-           'mh_optimal_risk', 'MHTrajectory', 'mh_flow_rhs', 'mh_integrate', 'mh_online_sgd',
-           'transverse_rate', 'transverse_noise', 'escape_times']
+__all__ = ['NU_MAX', 'MH_ACTIVATIONS', 'MultiFeatureSLR', 'FeatureFields', 'sample_fields', 'sample_tokens', 'bayes_posterior',
+           'bayes_predict', 'MultiBayesRisk', 'mf_bayes_risk', 'bruteforce_posterior_mean', 'mh_activation',
+           'mh_predict', 'MHDraws', 'mh_draws', 'reduced_weights_mh', 'MHRiskGrad', 'mh_risk_grad',
+           'mh_population_risk', 'MHOptimum', 'mh_optimal_risk', 'MHTrajectory', 'mh_flow_rhs', 'mh_integrate',
+           'mh_online_sgd', 'transverse_rate', 'transverse_noise', 'escape_times', 'EscapeLaw']
 
 # %% ../../nbs/01g_slr_multihead.ipynb #3ebb639b
 def _as_tuple(name, value, K=None, lo=0.0, hi=np.inf, lo_open=True):
@@ -1203,16 +1202,14 @@ def _swap_basis(H, K):
 
 # %% ../../nbs/01g_slr_multihead.ipynb #unstable-mode
 def _unstable_mode(J, B):
-    "Top eigenvalue of J (basis B), its right mode (unit norm) and left mode (l . r = 1), full coordinates."
+    "Eigenvalues of J (basis B) by decreasing real part, right modes (unit norm), left modes (l_i . r_j = delta_ij)."
     ev, V = np.linalg.eig(J)
-    k = int(np.argmax(ev.real))
-    evl, U = np.linalg.eig(J.T)
-    r = V[:, k].real
-    r = r / np.linalg.norm(r)
-    ell = U[:, int(np.argmin(np.abs(evl - ev[k])))].real
-    ell = ell / (ell @ r)
-    return dict(lambda_perp=float(ev[k].real), eigenvalues=ev[np.argsort(-ev.real)], mode=B @ r,
-                left=B @ ell)
+    order = np.argsort(-ev.real)
+    ev, V = ev[order], V[:, order].real
+    V = V / np.linalg.norm(V, axis=0)
+    U = np.linalg.inv(V)  # rows: the left eigenvectors, biorthogonal to the right ones
+    return dict(lambda_perp=float(ev[0].real), eigenvalues=ev, mode=B @ V[:, 0], left=B @ U[0],
+                modes=(B @ V).T, lefts=U @ B.T)
 
 # %% ../../nbs/01g_slr_multihead.ipynb #889137df
 def transverse_rate(
@@ -1226,8 +1223,7 @@ def transverse_rate(
     seed=0,  # int or numpy Generator
     h: float = 1e-4,  # finite-difference step
 ) -> dict:
-    """Growth rate lambda_perp and unstable mode of the ODE linearised in directions odd under 1 <->
-    2.
+    """Growth rates and modes of the ODE linearised in the directions odd under heads 1 <-> 2.
 
     Parameters
     ----------
@@ -1281,12 +1277,13 @@ def transverse_noise(
     activation,  # name or Activation
     M,  # (2H, 2K) overlaps
     C,  # (2H, 2H) orthogonal Gram matrix
-    u,  # (4HK + 4H^2 + H,) direction in (M, C, c) coordinates, e.g. transverse_rate(...)["left"]
+    u,  # (4HK + 4H^2 + H,) direction in (M, C, c) coordinates (transverse_rate's "left"), or (m, ...) of them
     c=0.0,  # offsets (scalar or one per head)
     n_mc: int = 2**15,  # sequences (before the antithetic copy)
     seed=0,  # int or numpy Generator
 ) -> tuple:
-    """(v, s.e.): variance per sequence of u . xi, the SGD step of the overlaps is -(eta/D) xi.
+    """(v, s.e.): variance of u . xi per sequence (covariance matrix for m directions); SGD step
+    -(eta/D) xi.
 
     Parameters
     ----------
@@ -1299,7 +1296,8 @@ def transverse_noise(
     C
         (2H, 2H) orthogonal Gram matrix
     u
-        (4HK + 4H^2 + H,) direction in (M, C, c) coordinates, e.g. transverse_rate(...)["left"]
+        (4HK + 4H^2 + H,) direction in (M, C, c) coordinates (transverse_rate's "left"), or (m, ...)
+        of them
     c : default 0.0
         offsets (scalar or one per head)
     n_mc : int, default 2 ** 15
@@ -1314,7 +1312,10 @@ def transverse_noise(
     if M.shape != (2 * H, 2 * K) or H < 1:
         raise ValueError(f"M must have shape (2H, 2K = {2 * K}), got {M.shape}")
     C = check_array("C", C, shape=(2 * H, 2 * H))
-    u = check_array("u", u, shape=(4 * H * K + 4 * H * H + H,))
+    u = check_array("u", u)
+    if u.ndim not in (1, 2) or u.shape[-1] != 4 * H * K + 4 * H * H + H:
+        raise ValueError(f"u must have shape ([m,] {4 * H * K + 4 * H * H + H}), got {u.shape}")
+    U = np.atleast_2d(u)
     c = _offsets("c", c, H)
     n_mc = check_int("n_mc", n_mc, lo=2)
     check_memory("n_mc", 8.0 * 12 * n_mc * model.L * (model.K + H))
@@ -1322,13 +1323,17 @@ def transverse_noise(
     Wt = reduced_weights_mh(M, C)
     f, g, dfc = _heads(act, Wt, d.G, c, H)
     e = f - d.y
-    uM, uC = u[: 4 * H * K].reshape(2 * H, 2 * K), u[4 * H * K : -H].reshape(2 * H, 2 * H)
+    nM = 4 * H * K
+    uM, uC = U[:, :nM].reshape(-1, 2 * H, 2 * K), U[:, nM:-H].reshape(-1, 2 * H, 2 * H)
     A = np.einsum("nlp,nlh->nph", d.G[..., 2 * K :], g)  # sum_l a_perp g^T, (n, 2H, 2H)
-    p = np.einsum("nlh,nlj,hj->n", g, d.G[..., : 2 * K], uM)
-    p = p + np.einsum("pi,nph,ih->n", Wt[2 * K :], A, uC + uC.T) + dfc @ u[-H:] * act.has_offset
-    q = (e * p - np.mean(e * p)) ** 2
+    p = np.einsum("nlh,nlj,mhj->nm", g, d.G[..., : 2 * K], uM)
+    p = p + np.einsum("pi,nph,mih->nm", Wt[2 * K :], A, uC + np.swapaxes(uC, 1, 2))
+    p = (p + (dfc @ U[:, -H:].T) * act.has_offset) * e[:, None]
+    p = p - p.mean(axis=0)
+    q = p[:, :, None] * p[:, None, :]
     n = d.n // 2  # antithetic pairs: the error from their means
-    return float(q.mean()), float(np.std(q[:n] + q[n:], ddof=1) / 2 / math.sqrt(n))
+    V, err = q.mean(axis=0), np.std(q[:n] + q[n:], axis=0, ddof=1) / 2 / math.sqrt(n)
+    return (float(V[0, 0]), float(err[0, 0])) if u.ndim == 1 else (V, err)
 
 # %% ../../nbs/01g_slr_multihead.ipynb #03e55e76
 def escape_times(
@@ -1362,3 +1367,58 @@ def escape_times(
         if len(k):
             out[s] = traj.t[k[0]]
     return out
+
+# %% ../../nbs/01g_slr_multihead.ipynb #escape-law-class
+@dataclass
+class EscapeLaw:
+    """Escape time T = T_ODE(sqrt(S/D) |N|), N standard normal: the linearised SDE around the
+    plateau.
+
+    Parameters
+    ----------
+    log_eps : np.ndarray
+        (n,) increasing ln eps of the ODE starts (symmetric + eps x unstable mode)
+    t_ode : np.ndarray
+        (n,) their ODE escape times T_ODE(eps) (decreasing)
+    S0 : float
+        D x variance of the initial amplitude of the unstable mode
+    S : float
+        S0 + eta int e^(-2 Lambda) v ds: with the SGD noise
+    """
+
+    log_eps: np.ndarray  # (n,) increasing ln eps of the ODE starts (symmetric + eps x unstable mode)
+    t_ode: np.ndarray  # (n,) their ODE escape times T_ODE(eps) (decreasing)
+    S0: float  # D x variance of the initial amplitude of the unstable mode
+    S: float  # S0 + eta int e^(-2 Lambda) v ds: with the SGD noise
+
+    def __post_init__(self):
+        self.log_eps = check_array("log_eps", self.log_eps, ndim=1)
+        self.t_ode = check_array("t_ode", self.t_ode, shape=self.log_eps.shape)
+        if len(self.log_eps) < 2 or np.any(np.diff(self.log_eps) <= 0):
+            raise ValueError("log_eps must hold at least 2 increasing values")
+        self.S0 = check_real("S0", self.S0, lo=0.0, lo_open=True)
+        self.S = check_real("S", self.S, lo=self.S0)
+
+    def t_of(self, eps) -> np.ndarray:
+        "T_ODE(eps): linear in ln eps between the calibration points, extrapolated with the end slopes."
+        x, y = self.log_eps, self.t_ode
+        le = np.log(np.asarray(eps, float))
+        lo = y[0] + (le - x[0]) * (y[1] - y[0]) / (x[1] - x[0])
+        hi = y[-1] + (le - x[-1]) * (y[-1] - y[-2]) / (x[-1] - x[-2])
+        return np.where(le < x[0], lo, np.where(le > x[-1], hi, np.interp(le, x, y)))
+
+    def quantile(self, D, q, noise: bool = True) -> np.ndarray:
+        "q-quantile of T at dimension D (noise=False: the initial asymmetry only)."
+        z = special.ndtri((2 - np.asarray(q, float)) / 2)   # the (1 - q)-quantile of |N|
+        return self.t_of(np.sqrt((self.S if noise else self.S0) / np.asarray(D, float)) * z)
+
+    def mean(self, D, t_max: float = np.inf, noise: bool = True, n: int = 20000) -> float:
+        "E min(T, t_max) at dimension D (midpoint rule in the quantile of |N|)."
+        return float(np.mean(np.minimum(self.quantile(D, (np.arange(n) + 0.5) / n, noise), t_max)))
+
+    def escaped(self, D, t, noise: bool = True) -> float:
+        "P(T <= t) at dimension D."
+        x, y, t = self.log_eps, self.t_ode, float(t)
+        k = 0 if t > y[0] else (len(y) - 2 if t < y[-1] else None)
+        le = np.interp(-t, -y, x) if k is None else x[k] + (t - y[k]) * (x[k + 1] - x[k]) / (y[k + 1] - y[k])
+        return float(2 * special.ndtr(-math.exp(le) / math.sqrt((self.S if noise else self.S0) / D)))

@@ -16,11 +16,10 @@ from .activations import (Activation, NormalisedActivation, ElementwiseActivatio
                           softmax, linear, attention_predict)
 
 # %% auto #0
-__all__ = ['LOG_ROUTE_MIN_SD', 'MAX_NU_LAPLACE_MAX', 'SOFTMAX_DECAY_RATE', 'population_risk_mc',
-           'empirical_risk', 'expected_max_gaussian', 'linear_optimal_risk', 'RiskTerms',
-           'PopulationRisk', 'risk_terms', 'population_risk', 'BayesRisk', 'bayes_risk',
-           'bayes_risk_L2', 'bayes_risk_mc', 'OptimalRisk', 'optimal_population_risk',
-           'optimal_risk_curve', 'linear_spiked_asymptote', 'bayes_spiked_asymptote']
+__all__ = ['LOG_ROUTE_MIN_SD', 'MAX_NU_LAPLACE_MAX', 'SOFTMAX_DECAY_RATE', 'population_risk_mc', 'empirical_risk',
+           'expected_max_gaussian', 'linear_optimal_risk', 'RiskTerms', 'PopulationRisk', 'risk_terms',
+           'population_risk', 'BayesRisk', 'bayes_risk', 'bayes_risk_L2', 'bayes_risk_mc', 'OptimalRisk',
+           'optimal_population_risk', 'optimal_risk_curve', 'linear_spiked_asymptote', 'bayes_spiked_asymptote']
 
 # %% ../../nbs/01c_slr_population.ipynb #ec1e62dd
 # input checks shared by the routines of this chapter

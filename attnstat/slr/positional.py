@@ -16,14 +16,13 @@ from .models import SLRModel, SpikedSLR, check_model, teacher, _per_position, _m
 from .activations import get_activation, NormalisedActivation
 
 # %% auto #0
-__all__ = ['recency_prior', 'LaplaceTerms', 'laplace_terms', 'PositionalBayesRisk',
-           'bayes_risk_pos', 'bayes_risk_pos_mc', 'PositionalRisk', 'softmax_bias_terms',
-           'softmax_bias_risk', 'positional_risk_mc', 'PositionalOptimum', 'optimal_softmax_bias',
-           'linear_pos_terms', 'linear_pos_risk', 'LinearOptimum', 'optimal_linear_pos',
-           'linear_pos_closed_form', 'positional_empirical_risk', 'erm_bias_objective',
-           'ERMBiasResult', 'simulate_erm_bias', 'predictor_table', 'BiasedSoftmax',
-           'bias_gradient', 'ReplicaBiasResult', 'replica_erm_bias', 'BiasRiskGrad',
-           'bias_risk_grad', 'BiasTrajectory', 'bias_flow', 'BiasSimResult', 'gd_bias_simulation']
+__all__ = ['recency_prior', 'LaplaceTerms', 'laplace_terms', 'PositionalBayesRisk', 'bayes_risk_pos', 'bayes_risk_pos_mc',
+           'PositionalRisk', 'softmax_bias_terms', 'softmax_bias_risk', 'positional_risk_mc', 'PositionalOptimum',
+           'optimal_softmax_bias', 'linear_pos_terms', 'linear_pos_risk', 'LinearOptimum', 'optimal_linear_pos',
+           'linear_pos_closed_form', 'positional_empirical_risk', 'erm_bias_objective', 'ERMBiasResult',
+           'simulate_erm_bias', 'predictor_table', 'BiasedSoftmax', 'bias_gradient', 'ReplicaBiasResult',
+           'replica_erm_bias', 'BiasRiskGrad', 'bias_risk_grad', 'BiasTrajectory', 'bias_flow', 'BiasSimResult',
+           'gd_bias_simulation']
 
 # %% ../../nbs/01f_slr_positional.ipynb #d806aaac
 def recency_prior(L:int, # sequence length >= 1
