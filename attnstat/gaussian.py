@@ -13,8 +13,8 @@ from .core import (ParameterTypeError, as_generator, caller_stacklevel, check_ar
                            check_int, check_memory, check_positive, check_real)
 
 # %% auto #0
-__all__ = ['N_MAX', 'QuadratureWarning', 'hermite_rule', 'gauss_expect', 'cov_sqrt', 'gauss_expect_2d', 'quad_expect',
-           'mean_stderr', 'sobol_normal']
+__all__ = ['N_MAX', 'QuadratureWarning', 'hermite_rule', 'gauss_expect', 'cov_sqrt',
+           'gauss_expect_2d', 'quad_expect', 'mean_stderr', 'sobol_normal']
 
 # %% ../nbs/00a_gaussian.ipynb #1b1e3e0c
 def _need(name, value, kinds, what):

@@ -19,8 +19,8 @@ from matplotlib.figure import Figure
 from .core import check_int, check_real, ParameterTypeError
 
 # %% auto #0
-__all__ = ['EMBED_JS_NAME', 'PACKAGED_EMBED_JS', 'render_png', 'PrecomputedFigure', 'precomputed_figure', 'find_embed_js',
-           'write_html']
+__all__ = ['EMBED_JS_NAME', 'PACKAGED_EMBED_JS', 'render_png', 'PrecomputedFigure',
+           'precomputed_figure', 'find_embed_js', 'write_html']
 
 # %% ../nbs/05a_interactive.ipynb #59c50104
 def _callable(name, f):

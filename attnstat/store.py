@@ -15,8 +15,8 @@ from .core import ParameterTypeError, caller_stacklevel, check_memory, check_rea
 from .data import _as_path, atomic_write, data_folder
 
 # %% auto #0
-__all__ = ['STORE_NAME', 'APPLICATION_ID', 'SCHEMA_VERSION', 'CacheError', 'afresh', 'canonical', 'entry_key', 'Store',
-           'remove_store', 'open_store', 'write_npz']
+__all__ = ['STORE_NAME', 'APPLICATION_ID', 'SCHEMA_VERSION', 'CacheError', 'afresh', 'canonical',
+           'entry_key', 'Store', 'remove_store', 'open_store', 'write_npz']
 
 # %% ../nbs/00h_store.ipynb #2165bf4b
 STORE_NAME = "attnstat.sqlite" # the store file of a data folder
@@ -185,9 +185,10 @@ def _check_file(path:Path):
     if path.exists() and not path.is_file():
         raise CacheError(f"store {str(path)!r} is not a regular file; choose another path")
     # The file is never opened here: closing any descriptor of a file releases every POSIX lock this
-    # process holds on it, those of its open SQLite connections included, and another process could
-    # then checkpoint and drop a WAL that holds their commits. A file that is not an SQLite database is
-    # refused by SQLite itself ("file is not a database": a CacheError saying how to start afresh).
+    # process holds on it, those of its open SQLite connections included, and another process
+    # could then checkpoint and drop a WAL that holds their commits. A file that is not an SQLite
+    # database is refused by SQLite itself ("file is not a database": a CacheError saying how to
+    # start afresh).
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
         # created with the umask's mode (SQLite would use 0644)

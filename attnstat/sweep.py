@@ -20,8 +20,8 @@ from .store import STORE_NAME, CacheError, Store, _cell, _check_row_keys, _parse
 from .store import _plain, _scalar, _split_comments
 
 # %% auto #0
-__all__ = ['KEY_COLUMN', 'BACKENDS', 'point_key', 'point_seed', 'sweep_header', 'row_key', 'read_sweep', 'max_jobs', 'SweepRows',
-           'lock_path', 'SweepOptions', 'run_sweep']
+__all__ = ['KEY_COLUMN', 'BACKENDS', 'point_key', 'point_seed', 'sweep_header', 'row_key',
+           'read_sweep', 'max_jobs', 'SweepRows', 'lock_path', 'SweepOptions', 'run_sweep']
 
 # %% ../nbs/05_sweep.ipynb #d99f27a4
 def point_key(point:dict, # parameter values

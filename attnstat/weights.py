@@ -22,11 +22,12 @@ from .rmt.models import _array_arg, _gamma_grid
 from .rmt.theory import attention_theory, _vector
 
 # %% auto #0
-__all__ = ['LAYOUTS', 'FLOAT_DTYPES', 'MINILM_PACKAGE', 'MINILM_INSTALL', 'safetensors_files', 'detect_layout',
-           'safetensors_header', 'read_weight', 'AttentionWeights', 'read_config', 'load_attention_weights',
-           'minilm_path', 'load_minilm', 'IdentityLowRankFit', 'fit_identity_low_rank', 'fplr_residuals',
-           'identity_cosine', 'EffectiveFPLR', 'effective_fplr', 'bilinear_kernel', 'simulate_errors',
-           'rescaled_activation', 'variance_matched_activation', 'fplr_predictions', 'gram_matrix']
+__all__ = ['LAYOUTS', 'FLOAT_DTYPES', 'MINILM_PACKAGE', 'MINILM_INSTALL', 'safetensors_files',
+           'detect_layout', 'safetensors_header', 'read_weight', 'AttentionWeights', 'read_config',
+           'load_attention_weights', 'minilm_path', 'load_minilm', 'IdentityLowRankFit',
+           'fit_identity_low_rank', 'fplr_residuals', 'identity_cosine', 'EffectiveFPLR',
+           'effective_fplr', 'bilinear_kernel', 'simulate_errors', 'rescaled_activation',
+           'variance_matched_activation', 'fplr_predictions', 'gram_matrix']
 
 # %% ../nbs/04_pretrained_weights.ipynb #e1947227
 _PREFIX = r"(?P<prefix>(?:[A-Za-z0-9_]+\.)*?)"

@@ -96,14 +96,14 @@ def import_cpu_table():
     with tempfile.TemporaryDirectory() as tmp:
         base = baseline_tree(Path(tmp))
         print(f"\nCPU seconds spent importing (median of {runs}); baseline {BASELINE}; target < 0.5 s; {load()}")
-        print(f"{'':34s} {'this tree':>10s} {'baseline':>10s} {'ratio':>7s}  scipy modules imported (this tree)")
+        print(f"{'':42s} {'this tree':>10s} {'baseline':>10s} {'ratio':>7s}  scipy modules imported (this tree)")
         cases = [(k, v) for k, v in COMMANDS.items() if not QUICK or k == "rmt error"]
         for name, args in cases + ([] if QUICK else [(m, None) for m in MODULES]):
             mods, every = imported(args, ROOT) if args else ([name], [])
             new = import_cpu(mods, ROOT, runs)
             was = import_cpu(imported(args, base)[0] if args else [name], base, runs) if base is not None else float("nan")
             top = sorted({m.split(".")[1] for m in every if m.startswith("scipy.") and not m.split(".")[1].startswith("_")})
-            print(f"{'attnstat ' + name if args else 'import ' + name:34s} {new:10.3f} {was:10.3f} {was / new:7.2f}  "
+            print(f"{'attnstat ' + name if args else 'import ' + name:42s} {new:10.3f} {was:10.3f} {was / new:7.2f}  "
                   f"{', '.join(top) if args else ''}")
             ratio(f"import CPU of {'attnstat ' + name if args else 'import ' + name}: baseline {BASELINE} / this tree",
                   was / new, f"{new:.2f} s CPU now" + ("; target < 0.5 s" if args else ""))

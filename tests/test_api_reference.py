@@ -1,5 +1,6 @@
-"""The API reference (tools/api_reference.py) and help() (attnstat.docs, at export time): every public name
-listed, every parameter documented, and the sections written in the modules' files, not at import."""
+"""The API reference (tools/api_reference.py: Sphinx autodoc pages, objects.inv for intersphinx) and help()
+(attnstat.docs, at export time): every public name described once and resolvable, every parameter documented,
+and the sections written in the modules' files, not at import."""
 import importlib, inspect, re, shutil, subprocess, sys, textwrap
 from pathlib import Path
 import pytest
@@ -7,11 +8,19 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
 import api_reference as ar  # noqa: E402
+import book_ext  # noqa: E402
 from attnstat.docs import param_docs, numpydoc_section, source_docments  # noqa: E402
+
+BOOK_INV = ROOT / "book" / "_build" / "html" / "objects.inv"
 
 @pytest.fixture(scope="module")
 def pages():
     return ar.build_pages()
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory):
+    "The reference pages built alone by Sphinx with the book's settings (about 30 s): (HTML folder, warnings)."
+    return ar.build_reference(tmp_path_factory.mktemp("reference"))
 
 def test_every_module_is_found():
     names = ar.module_names()
@@ -21,22 +30,28 @@ def test_every_module_is_found():
     expected = {f for f in files if not any(part.startswith("_") for part in f.split(".")) and f not in ar.SKIP_MODULES}
     assert set(names) == expected
 
-def test_no_public_name_missing(pages):
+def test_every_public_name_described_once(pages):
+    "Every object of a public `__all__` has one autodoc directive (under the path users import) and aliases for its other paths."
     text = "\n".join(pages.values())
-    missing = []
-    for mname in ar.module_names():
-        mod = importlib.import_module(mname)
-        for n in ar.public_names(mod):
-            if f"({ar.label(mname, n)})=" not in text: missing.append(f"{mname}.{n}")
-        # the re-exports left out are defined (and listed) in another module of the package
-        for n in set(getattr(mod, "__all__", [])) - set(ar.public_names(mod)):
-            obj = getattr(mod, n)
-            home = getattr(inspect.unwrap(obj) if inspect.isfunction(obj) else obj, "__module__", "")
-            assert home.startswith("attnstat") and home != mname, (mname, n, home)
-            assert f"({ar.label(home, n)})=" in text or inspect.ismodule(obj), (mname, n, home)
-    assert missing == []
-    n_names = sum(len(ar.public_names(importlib.import_module(m))) for m in ar.module_names())
-    assert n_names > 300 and f"{n_names} public names" in pages["api_index"]
+    entries = ar.entries()
+    described = [e.path for e in entries]
+    assert len(described) == len(set(described)) and len(described) > 300
+    for e in entries:
+        directive = {"function": "autofunction", "class": "autoclass", "data": "autodata"}.get(e.kind)
+        assert (f".. {directive}:: {e.path}\n" in text) if directive else f".. py:data:: {e.name}\n   :module: {e.path.rpartition('.')[0]}\n" in text, e.path
+        for a in e.aliases: assert f"   {a}\n" in text.split(f".. attnstat-aliases:: {e.path}\n", 1)[1].split("\n..", 1)[0], (e.path, a)
+    # every MODULE.NAME of every __all__ is described or an alias of the same object's description
+    paths = ar.public_paths()
+    covered = {e.path: e.obj for e in entries} | {a: e.obj for e in entries for a in e.aliases}
+    assert set(paths) == set(covered), set(paths) ^ set(covered)
+    for p, obj in paths.items():
+        assert covered[p] is obj or (not callable(obj) and covered[p] == obj), p
+    # a lazy subpackage's name is described under the subpackage; the defining module's path is its alias
+    e = next(e for e in entries if e.name == "replica_erm")
+    assert (e.path, e.module, e.aliases) == ("attnstat.slr.replica_erm", "attnstat.slr.replica", ["attnstat.slr.replica.replica_erm"])
+    e = next(e for e in entries if e.name == "data_path")   # a top-level module's name: its module, `attnstat.data_path` an alias
+    assert (e.path, e.aliases) == ("attnstat.data.data_path", ["attnstat.data_path"])
+    assert f"{len(entries)} public names in " in pages["api_index"]
 
 def test_no_parameter_undocumented():
     bad = ar.all_undocumented()
@@ -48,17 +63,89 @@ def test_pages_in_toc(pages):
     assert set(pages) <= listed, set(pages) - listed
 
 def test_page_content(pages):
+    "A page: the module sections with their labels and chapters, autodoc directives, the class's own public methods."
     slr = pages["api_slr"]
-    sec = slr.split("### `replica_erm`")[1].split("\n### ")[0]
-    assert "```python\nreplica_erm(\n" in sec and ") -> ReplicaResult" in sec
-    assert "- **alpha** (`float`): sample ratio N/D" in sec
-    assert "{doc}`02a_slr_replica`" in sec
-    # a dataclass lists its fields as the parameters of its constructor; a constant its type
-    # (whichever page holds them: the book's machinery may move between namespaces)
+    sec = slr.split("## `attnstat.slr.replica`")[1].split("\n## ")[0]
+    assert sec.startswith("\n\n") and "{doc}`02a_slr_replica`" in sec and "(api-mod-attnstat-slr-replica)=" in slr
+    assert ".. py:module:: attnstat.slr.replica\n" in sec and ".. autofunction:: attnstat.slr.replica_erm\n" in sec
+    assert ".. autoclass:: attnstat.slr.ReplicaOptions\n" in sec
+    act = slr.split(".. autoclass:: attnstat.slr.Activation\n")[1].split("\n\n")[0]
+    assert act.startswith("   :members: ") and "value" in act and "predict" in act
     text = "\n".join(pages.values())
-    fig = text.split("### `FigureRecipe`")[1].split("\n### ")[0]
-    assert "```python\nclass FigureRecipe(" in fig and "- **name** (`str`): registry key" in fig
-    assert "*constant* (`tuple`)" in text.split("### `RISK_ACTIVATIONS`")[1].split("\n### ")[0]
+    assert ".. autoclass:: attnstat.book.figures.FigureRecipe\n" in text
+    # a constant shows its value when short, else its type and size; a command its options
+    assert ".. autodata:: attnstat.slr.softmax\n\n   An instance of :py:class:`attnstat.slr.activations.NormalisedActivation`." in text
+    assert ".. autodata:: attnstat.slr.ACTIVATIONS\n   :no-value:\n\n   Constant: ``dict`` of length " in text
+    cmd = text.split(".. py:data:: replica\n   :module: attnstat.cli\n")[1].split("\n.. ")[0]
+    assert "   :type: click.Command" in cmd and "``--alpha``" in cmd and "Options:" in cmd
+
+def test_sphinx_builds_the_reference_without_warnings(reference):
+    "The pages build with the book's Sphinx settings (autodoc, napoleon) without a warning: -W holds in the book."
+    html, warnings = reference
+    assert warnings.strip() == "", warnings[:5000]
+    page = (html / "api_slr.html").read_text()
+    assert 'id="attnstat.slr.replica_erm"' in page and "sample ratio N/D" in page   # napoleon's parameter list
+    assert 'id="attnstat.slr.replica.replica_erm"' not in page   # one description; the defining path is an alias
+    # light pages: no page over 1 MB (autodoc markup of ~200 names)
+    sizes = {p.name: p.stat().st_size for p in html.glob("api_*.html")}
+    assert len(sizes) == len(ar.build_pages()) and max(sizes.values()) < 1_000_000, sizes
+
+def _inventory(path):
+    from sphinx.util.inventory import InventoryFile
+    with open(path, "rb") as f: return InventoryFile.load(f, "https://example.org/attnstat/", lambda a, b: a + b)
+
+def _check_inventory(path):
+    inv = _inventory(path)
+    py = {name: (kind, v) for kind, objs in inv.items() if kind.startswith("py:") for name, v in objs.items()}
+    missing = [p for p in [*ar.module_names(), *ar.public_paths()] if p not in py]
+    assert missing == [], missing
+    assert py["attnstat.slr.replica_erm"][0] == "py:function" and py["attnstat.slr.SpikedSLR"][0] == "py:class"
+    # the defining module's path points at the same description
+    assert py["attnstat.slr.replica.replica_erm"][1][2] == py["attnstat.slr.replica_erm"][1][2]
+    assert py["attnstat.slr.replica_erm"][1][2].endswith("api_slr.html#attnstat.slr.replica_erm")
+    assert py["attnstat.data_path"][1][2].endswith("api_attnstat.html#attnstat.data.data_path")
+    return inv
+
+def test_inventory_resolves_every_public_name(reference):
+    "objects.inv has a py: entry for every module and every MODULE.NAME of every public __all__."
+    inv = _check_inventory(reference[0] / "objects.inv")
+    assert len(inv["py:function"]) > 300 and len(inv["py:class"]) > 100 and len(inv["py:data"]) > 50
+
+def test_intersphinx_links_from_another_project(reference, tmp_path):
+    "Another project's docs link to attnstat's names through intersphinx, by the package path and the defining path."
+    import io
+    from sphinx.application import Sphinx
+    from sphinx.util.docutils import docutils_namespace, patch_docutils
+    inv = reference[0] / "objects.inv"
+    paths = ar.public_paths()
+    src = tmp_path / "other"; src.mkdir()
+    refs = ["- :py:func:`attnstat.slr.replica_erm`", "- :py:func:`attnstat.slr.replica.replica_erm`",
+            "- :py:class:`attnstat.rmt.AttentionTheory`", "- :py:mod:`attnstat.slr`"]
+    refs += [f"- :py:obj:`{p}`" for p in paths]
+    (src / "index.rst").write_text("Other project\n=============\n\n" + "\n".join(refs) + "\n")
+    warnings = io.StringIO()
+    with patch_docutils(str(src)), docutils_namespace():
+        app = Sphinx(str(src), None, str(tmp_path / "out"), str(tmp_path / "dt"), "html", freshenv=True, warning=warnings,
+                     status=None, confoverrides={"extensions": ["sphinx.ext.intersphinx"], "nitpicky": True, "project": "other",
+                                                 "intersphinx_mapping": {"attnstat": ("https://example.org/attnstat/", str(inv))}})
+        app.build()
+    assert warnings.getvalue().strip() == "", warnings.getvalue()[:3000]
+    html = (tmp_path / "out" / "index.html").read_text()
+    assert html.count('href="https://example.org/attnstat/api_slr.html#attnstat.slr.replica_erm"') == 3   # two roles, one :obj:
+    assert html.count('href="https://example.org/attnstat/') >= len(refs)
+
+@pytest.mark.skipif(not (BOOK_INV).exists(), reason="book not built (make book)")
+def test_built_book_inventory():
+    "The book's own objects.inv (`make book`) resolves every public name too."
+    _check_inventory(BOOK_INV)
+
+def test_docstring_prose_escaped():
+    "Plain-text docstrings read as reStructuredText: markup characters escaped, the numpydoc structure and code kept."
+    doc = ["Sum of |x|, see `f_1` and --fresh.", "", "Parameters", "----------", "**kw : dict | None",
+           "    the *rest* of lambda_", "", "Examples", "--------", ">>> f(*a)", "|1|", "", "done_"]
+    assert book_ext.escape_docstring(doc) == [
+        "Sum of \\|x\\|, see `f_1` and -\\-fresh.", "", "Parameters", "----------", "**kw : dict | None",
+        "    the \\*rest\\* of lambda\\_", "", "Examples", "--------", ">>> f(*a)", "|1|", "", "done\\_"]
 
 def _public_callables():
     for mname in ar.module_names():
@@ -147,8 +234,12 @@ def test_new_module_is_picked_up(tmp_path, monkeypatch):
         pages = ar.build_pages("newpkg")
         assert set(pages) == {"api_newpkg", "api_sub", "api_index"}
         sec = pages["api_sub"]
-        assert "### `flow`" in sec and "- **rate** (`float`, default `1.0`): decay rate" in sec
-        assert "{doc}`09_dynamics`" in sec and "Exponential decay." in sec
+        assert ".. autofunction:: newpkg.sub.dynamics.flow\n" in sec and "{doc}`09_dynamics`" in sec
+        html, warnings = ar.build_reference(tmp_path / "ref", "newpkg")   # what autodoc makes of it
+        assert warnings.strip() == "", warnings
+        page = (html / "api_sub.html").read_text()
+        assert 'id="newpkg.sub.dynamics.flow"' in page and "Exponential decay." in page and "decay rate" in page
+        assert "newpkg.sub.dynamics.flow" in _inventory(html / "objects.inv")["py:function"]
         mod = importlib.import_module("newpkg.sub.dynamics")
         doc = inspect.getdoc(mod.flow)
         assert "rate : float, default 1.0\n    decay rate" in doc and "Returns\n-------\nfloat\n    the value at time t" in doc

@@ -206,6 +206,7 @@ def _mh_recipes():
         "transverse_noise": dict(model=m, activation="softmax", M=M, C=C, u=np.ones(34), n_mc=64),
         "escape_times": dict(traj=traj, feature=0, level=0.1),
         "SinkSoftmax": dict(name="s", C=1.0),
+        "EscapeLaw": dict(log_eps=[-5.0, -3.0, -1.0], t_ode=[[30.0, 20.0, 10.0]], Sigma0=[[0.2]], Sigma=[[0.3]]),
     }
 
 def _recipes_more(F):
@@ -446,6 +447,9 @@ def _worker(name, func, kw, cases, start, out_fd):
     global WORKDIR
     os.setpgid(0, 0)
     WORKDIR = tempfile.mkdtemp(prefix=f"attnstat-mutation-{name}-")
+    # a path given as an integer is a file descriptor to os.chmod/open: fd 0 of the worker is a private
+    # file, never the machine's /dev/null (an fchmod through it once made /dev/null 0644)
+    os.dup2(os.open(os.path.join(WORKDIR, "stdin"), os.O_RDWR | os.O_CREAT, 0o600), 0)
     hard = resource.getrlimit(resource.RLIMIT_AS)[1]
     signal.signal(signal.SIGPROF, _on_timer)
     def emit(obj): os.write(out_fd, (json.dumps(obj) + "\n").encode())
@@ -618,7 +622,9 @@ def _check(res):
 def test_mutation_shard():
     "One shard of the whole set (MUTATION_SHARD, default 0/8): every function, about 1/8 of its cases; no failure allowed."
     i, k = (int(x) for x in SHARD.split("/"))
+    null = os.stat(os.devnull).st_mode
     res = run(shard=(i, k))
+    assert os.stat(os.devnull).st_mode == null, "a case changed the mode of /dev/null"
     _report(res, costs=5)
     _check(res)
 

@@ -6,11 +6,13 @@ from attnstat.core import ParameterTypeError
 from attnstat.slr.models import SpikedSLR
 from attnstat.slr import dynamics as dy
 from attnstat.slr.population import bayes_risk, population_risk
-from attnstat.slr.activations import softmax
+from attnstat.slr.activations import (softmax, SinkSoftmax, softmax1, sink, ACTIVATIONS, get_activation,
+                                      register_activation, NormalisedActivation)
 from attnstat.slr.multihead import (MultiFeatureSLR, sample_fields, sample_tokens, bayes_posterior, bayes_predict,
-                                    mf_bayes_risk, bruteforce_posterior_mean, SinkSoftmax, softmax1, sink, mh_predict,
-                                    MHDraws, mh_draws, mh_risk_grad, mh_population_risk, mh_optimal_risk,
-                                    mh_online_sgd, mh_integrate, transverse_rate, escape_times, reduced_weights_mh)
+                                    mf_bayes_risk, bruteforce_posterior_mean, mh_predict,
+                                    MHDraws, mh_draws, mh_risk_grad, mh_population_risk, mh_optimal_risk, mh_flow_rhs,
+                                    mh_online_sgd, mh_integrate, transverse_rate, transverse_noise, escape_times,
+                                    reduced_weights_mh, EscapeLaw)
 
 SPEC = MultiFeatureSLR(4, 3.0, 0.5)
 
@@ -136,3 +138,83 @@ def test_transverse_and_escape_checks():
     with pytest.raises(TypeError): escape_times("x")
     with pytest.raises(ValueError): reduced_weights_mh(np.zeros((2, 2)), -np.eye(2))
     with pytest.raises(ValueError, match="D"): mh_online_sgd(m, "softmax", 2, 8, 1.0)
+
+
+def test_sink_activations_are_registered():
+    # issue 31: softmax-1 and the sink go through the same registry as softmax, linear and erf
+    assert ACTIVATIONS["softmax1"] is softmax1 and ACTIVATIONS["sink"] is sink and get_activation("sink") is sink
+    assert not (softmax1.laplace_route or sink.laplace_route or softmax1.normalised) and softmax.laplace_route
+    assert not isinstance(sink, NormalisedActivation)
+    with pytest.raises(TypeError, match="act must be a NormalisedActivation"): register_activation("sink")
+
+def test_single_head_population_risk_of_softmax1():
+    # the single-head population routine takes the registered name: Monte Carlo route (the Laplace route would ignore
+    # the sink), equal to the H = K = 1 multi-head risk within 4 combined standard errors
+    m = SpikedSLR(4, 3.0, noise=0.2)
+    r1 = population_risk(m, "softmax1", 1.2, 1.7, 0.8, 0.9, n_mc=100_000, seed=3)
+    assert r1.method == "monte carlo"
+    r2, e2 = mh_population_risk(MultiFeatureSLR(4, 3.0, noise=0.2), "softmax1", [[1.2, 0], [0, 0.8]], [[1.7, 0], [0, 0.9]],
+                                n=2**15, seed=4)
+    assert abs(r1.risk - r2) < 4 * math.hypot(r1.err, e2)
+    # the learned sink by name, its offset c = log C: equal to the multi-head risk, far from softmax's (Laplace, exact)
+    c = math.log(17.9)
+    r3 = population_risk(m, "sink", 1.2, 1.7, 0.8, 0.9, c=c, n_mc=100_000, seed=3)
+    r4, e4 = mh_population_risk(MultiFeatureSLR(4, 3.0, noise=0.2), "sink", [[1.2, 0], [0, 0.8]], [[1.7, 0], [0, 0.9]],
+                                c=c, n=2**15, seed=4)
+    assert r3.method == "monte carlo" and abs(r3.risk - r4) < 4 * math.hypot(r3.err, e4)
+    assert abs(population_risk(m, "softmax", 1.2, 1.7, 0.8, 0.9).risk - r4) > 10 * e4
+
+def test_single_head_dynamics_refuses_or_matches_the_sink():
+    # attnstat.slr.dynamics reads the Jacobian parts of sum-to-one activations; until it calls Activation.fields it must
+    # refuse the sink with a clear error, afterwards it must agree with the multi-head gradient at H = K = 1
+    d = dy.dyn_draws(SpikedSLR(4, 3.0, noise=0.2), 1024, 1, symmetrise=False, qmc=False)
+    Wt = dy.reduced_weights(np.array([[0.9, 0.1], [0.2, 0.7]]), np.array([[0.3, 0.05], [0.05, 0.2]]))
+    b = mh_risk_grad(Wt, MHDraws(d.G, d.y, 1, 1), "softmax1")
+    try: a = dy.risk_grad(Wt, d, "softmax1")
+    except NotImplementedError as e: assert "do not sum to one" in str(e)
+    else: assert abs(a.r - b.r) < 1e-12 and np.abs(a.grad - b.grad).max() < 1e-12
+
+def test_exchange_draws_keep_the_symmetric_subspace():
+    m = MultiFeatureSLR(4, (4.0, 1.5), noise=0.1)
+    M = np.array([[0.3, 0.1, 0.2, 0.0], [0.3, 0.1, 0.2, 0.0], [0.1, 0.0, 0.4, 0.1], [0.1, 0.0, 0.4, 0.1]])
+    C = 0.2 * np.eye(4) + 0.02
+    for exchange, tol in ((True, 1e-13), (False, None)):
+        dM, dC, _, _ = mh_flow_rhs(M, C, np.zeros(2), mh_draws(m, 2, 512, 1, exchange=exchange), "softmax", eta=0.5)
+        gap = max(np.abs(dM[0] - dM[1]).max(), np.abs(dM[2] - dM[3]).max(), abs(dC[0, 0] - dC[1, 1]))
+        assert (gap < tol) if exchange else (gap > 1e-4)    # plain draws: Monte Carlo breaks the symmetry
+    with pytest.raises(ValueError, match="H"): mh_draws(MultiFeatureSLR(4, 1.0), 1, 8, exchange=True)
+
+def test_transverse_noise_against_literal_sgd_steps():
+    # the variance of u . (x' - x) over single literal SGD steps (W~ -> W~ - (eta/D) e sum_l a_l g_l^T, then M' and
+    # C' = Q' - M'M'^T recomputed from W~'), times (D/eta)^2, against transverse_noise: 4 standard errors plus the
+    # second-order terms (relative eta/D = 1e-4)
+    m = MultiFeatureSLR(4, (4.0, 1.5), noise=0.1); K, H, L = 2, 2, 4
+    M = np.array([[0.5, 0.2, 0.1, 0.0], [0.3, 0.1, 0.2, 0.1], [0.1, 0.0, 0.6, 0.1], [0.0, 0.1, 0.4, 0.2]])
+    C = 0.2 * np.eye(4) + 0.03
+    u = np.random.default_rng(5).normal(size=4 * H * K + 4 * H * H + H); u[16:32] = (u[16:32].reshape(4, 4) + u[16:32].reshape(4, 4).T).ravel() / 2
+    v, ve = transverse_noise(m, "softmax", M, C, u, n_mc=2**15, seed=6)
+    d = mh_draws(m, H, 2**15, 7); Wt = reduced_weights_mh(M, C); step = 1e-4   # eta / D
+    h = d.G @ Wt; chi, z = h[..., :H], h[..., H:]                          # (n, L, H)
+    s = np.exp(chi - chi.max(1, keepdims=True)); s /= s.sum(1, keepdims=True)
+    fh = np.sum(s * z, 1); e = fh.sum(1) - d.y
+    g = np.concatenate([s * (z - fh[:, None]), s], axis=2)                 # df/dchi_hl, df/dz_hl
+    W2 = Wt[None] - step * e[:, None, None] * np.einsum("nlp,nlh->nph", d.G, g)
+    M2 = np.swapaxes(W2[:, :2 * K], 1, 2); Q2 = np.swapaxes(W2, 1, 2) @ W2
+    x0 = np.concatenate([M.ravel(), C.ravel(), np.zeros(H)])
+    x2 = np.concatenate([M2.reshape(len(e), -1), (Q2 - M2 @ np.swapaxes(M2, 1, 2)).reshape(len(e), -1), np.zeros((len(e), H))], 1)
+    du = (x2 - x0) @ u / step
+    assert abs(du.var() - v) < 5 * ve + 1e-3 * v   # two independent estimates: 5 s.e. of one is 3.5 combined
+
+def test_escape_law():
+    # one mode with T(eps) = A - ln(eps)/lambda exactly: T = A - ln(sqrt(S/D)|N|)/lambda, whose standard deviation is
+    # pi/sqrt(8)/lambda and median A - ln(sqrt(S/D) z_0.5)/lambda (z_0.5 = 0.6745); 2^15 draws: 1 % accuracy
+    lam, A, S = 0.25, 5.0, 0.4
+    le = np.log([1e-3, 1e-2, 1e-1]); law = EscapeLaw(le, A - le / lam, [[0.2]], [[S]])
+    T, mode = law.sample(1000)
+    assert abs(T.std() * lam / (math.pi / math.sqrt(8)) - 1) < 0.02 and np.all(mode == 0)
+    assert abs(np.median(T) - (A - math.log(math.sqrt(S / 1000) * 0.6745) / lam)) < 0.05
+    assert law.ode_only(1000) == pytest.approx(A - math.log(math.sqrt(0.2 / 1000)) / lam)
+    # two identical independent modes: half the runs through each, and earlier escapes than with one
+    two = EscapeLaw(le, np.stack([A - le / lam] * 2), np.eye(2) * 0.2, np.eye(2) * S)
+    assert abs(two.mode_fraction(1000)[1] - 0.5) < 0.02 and two.mean(1000) < law.mean(1000)
+    with pytest.raises(ValueError, match="Sigma"): EscapeLaw(le, A - le / lam, [[0.2]], [[-1.0]])

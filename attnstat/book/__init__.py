@@ -1,1 +1,6 @@
-"""The book's build machinery, kept out of the library API: the figure registry and `reproduce` (`attnstat.book.figures`)."""
+"""The book's machinery, kept out of the science API (`attnstat.slr`, `attnstat.rmt`).
+
+The figure registry and `reproduce` (`figures`), the figures' visual code and legibility (`style`),
+and the parameter grids, runners and loaders of the chapters' cached simulations (`rmt_vs_ridge`,
+`rmt_generalisation`, `rmt_multihead_data`), each cache an entry of the store (`attnstat.store`)
+keyed by the full parameters that made it."""

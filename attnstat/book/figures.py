@@ -14,17 +14,19 @@ from collections.abc import Callable
 import numpy as np
 import matplotlib, matplotlib.ticker
 from matplotlib.figure import Figure
-from ..core import check_choice, ParameterTypeError
+from ..core import check_choice, check_int, ParameterTypeError
 from ..sweep import run_sweep
 
 # %% auto #0
-__all__ = ['FIGURES', 'QUICK_STAMP', 'RISK_ACTIVATIONS', 'FIG_LABEL', 'FIG_CAP', 'BACKEND_START',
-           'KERNEL_START', 'CHAPTER_SECONDS', 'DEFAULT_CHAPTER_SECONDS', 'FigureRecipe',
-           'register_figure', 'get_figure', 'stamp_quick', 'figure_paths', 'panels_by_control',
-           'draw_figure', 'reproduce_figure', 'reproduce', 'summary_table', 'interactive_figure',
-           'load_rows', 'risk_vs_nu_point', 'attention_vs_ridge_point', 'error_vs_alpha_point',
-           'notebooks_folder', 'recipe_of', 'book_figures', 'reproduce_chapter', 'load_times',
-           'seconds_serial', 'estimate_seconds', 'select_figures', 'reproduce_book']
+__all__ = ['FIGURES', 'QUICK_STAMP', 'RISK_ACTIVATIONS', 'FIG_LABEL', 'FIG_CAP', 'BOOK_MARKER',
+           'KERNEL_MODULES', 'BACKEND_START', 'KERNEL_START', 'DEFAULT_CHAPTER_SECONDS',
+           'TIMES_NAME', 'REFERENCE_CALIBRATION', 'FigureRecipe', 'register_figure', 'get_figure',
+           'stamp_quick', 'figure_paths', 'panels_by_control', 'draw_figure', 'reproduce_figure',
+           'reproduce', 'summary_table', 'interactive_figure', 'load_rows', 'risk_vs_nu_point',
+           'attention_vs_ridge_point', 'error_vs_alpha_point', 'packaged_notebooks',
+           'notebooks_folder', 'recipe_of', 'book_figures', 'kernel_missing', 'reproduce_chapter',
+           'calibrate', 'contention', 'reference_times', 'load_times', 'recipe_units',
+           'chapter_units', 'estimate_seconds', 'select_figures', 'reproduce_book']
 
 # %% ../../nbs/05c_figures.ipynb #3e145378
 @dataclass
@@ -725,27 +727,43 @@ register_figure(FigureRecipe(
 import re as _re
 FIG_LABEL = _re.compile(r"^\s*#\|\s*label:\s*(fig-[\w-]+)\s*$", _re.MULTILINE)
 FIG_CAP = _re.compile(r"^\s*#\|\s*fig-cap:\s*(.*?)\s*$", _re.MULTILINE)
+# the chapter that describes `reproduce`: a folder without it is not the book's notebooks folder
+BOOK_MARKER = "05c_figures.ipynb"
 
-def notebooks_folder(nbs=None, # notebooks folder (None: $ATTNSTAT_NOTEBOOKS or the checkout's nbs/)
+def packaged_notebooks() -> Path:
+    "The copy of the book's notebooks inside the installed package (`attnstat/_notebooks/`)."
+    import attnstat
+    return Path(attnstat.__file__).resolve().parent / "_notebooks"
+
+def _is_book(cand, strict:bool) -> bool:
+    p = Path(cand)
+    if strict: return (p / BOOK_MARKER).is_file()
+    return p.is_dir() and any(p.glob("0*.ipynb"))
+
+# %% ../../nbs/05c_figures.ipynb #fg_nbf0
+def notebooks_folder(nbs=None, # notebooks folder (None: $ATTNSTAT_NOTEBOOKS, a checkout's nbs/,
+                               # else the copy inside the package)
                     ) -> Path|None:
-    """The folder holding the book's notebooks, or None when there is none (an installed package
-    without a checkout).
+    """The folder holding the book's notebooks: the one given, $ATTNSTAT_NOTEBOOKS, the checkout's
+    nbs/, nbs/ of the working folder, else the copy the wheel carries (None when there is none).
 
     Parameters
     ----------
     nbs : default None
-        notebooks folder (None: $ATTNSTAT_NOTEBOOKS or the checkout's nbs/)
+        notebooks folder (None: $ATTNSTAT_NOTEBOOKS, a checkout's nbs/,
     """
-    if nbs is not None: cands = [nbs]   # a folder given explicitly is the only one tried
-    else:
-        # nbs/ beside the package: parents[2] of attnstat/book/figures.py is the checkout
-        here = Path(__file__).resolve().parents[2] / "nbs" if "__file__" in globals() else None
-        cands = [os.environ.get("ATTNSTAT_NOTEBOOKS"), here, Path.cwd() / "nbs", Path.cwd()]
-    for cand in cands:
-        if (cand and Path(cand).is_dir() and any(Path(cand).glob("*.ipynb"))
-                and any(Path(cand).glob("0*.ipynb"))): return Path(cand)
+    if nbs is not None:   # a folder given explicitly is the only one tried
+        return Path(nbs) if _is_book(nbs, strict=False) else None
+    env = os.environ.get("ATTNSTAT_NOTEBOOKS")
+    if env and _is_book(env, strict=False): return Path(env)
+    # nbs/ beside the package: parents[2] of attnstat/book/figures.py is the checkout
+    here = Path(__file__).resolve().parents[2] / "nbs" if "__file__" in globals() else None
+    # a folder found by itself must hold this chapter: a user's own notebooks are not the book
+    for cand in (here, Path.cwd() / "nbs", Path.cwd(), packaged_notebooks()):
+        if cand is not None and _is_book(cand, strict=True): return cand
     return None
 
+# %% ../../nbs/05c_figures.ipynb #fg_bkf0
 def recipe_of(label:str, # a book figure label, e.g. "fig-reproduce-risk-vs-nu"
              ) -> str|None:
     """The registry recipe that draws a book figure, or None when its chapter draws it.
@@ -838,6 +856,40 @@ def _figure_output(cell) -> tuple:
             html = data.get("text/html") or "<p>interactive figure: open the chapter in Jupyter</p>"
     return (".html", html.encode()) if html is not None else (None, None)
 
+# %% ../../nbs/05c_figures.ipynb #fg_ker0
+# what running a chapter in a Jupyter kernel needs: the 'book' extra
+KERNEL_MODULES = ("nbclient", "nbformat", "ipykernel", "matplotlib_inline")
+
+def kernel_missing() -> list[str]:
+    "The modules of `KERNEL_MODULES` that are not installed (a chapter cannot run without them)."
+    import importlib.util
+    return [m for m in KERNEL_MODULES if importlib.util.find_spec(m) is None]
+
+def _check_kernel(chapters):
+    "ValueError naming the 'book' extra when the chapters' figures cannot run here."
+    missing = kernel_missing()
+    if not missing or not chapters: return
+    names = sorted(chapters)
+    shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+    raise ValueError(f"only asks for figures drawn by their chapter ({shown}), which runs in a "
+                     f"Jupyter kernel: {', '.join(missing)} missing; install the 'book' extra "
+                     f"(pip install 'attnstat[book]'); the recipes ({', '.join(FIGURES)}) need "
+                     "nothing more")
+
+# %% ../../nbs/05c_figures.ipynb #fg_wkf0
+from contextlib import contextmanager
+
+@contextmanager
+def _working_folder(folder:Path):
+    "The kernel's working folder: a checkout's nbs/, or a temporary one for the packaged copy."
+    # (the book build runs a chapter in nbs/; nothing is ever written into the installed package)
+    try: inside = folder.resolve() == packaged_notebooks()
+    except OSError: inside = False
+    if not inside and os.access(folder, os.W_OK):
+        yield str(folder); return
+    with tempfile.TemporaryDirectory(prefix="attnstat-chapter-") as tmp: yield tmp
+
+# %% ../../nbs/05c_figures.ipynb #fg_chp0
 def reproduce_chapter(chapter:str, # a notebook name, e.g. "01a_slr_models"
                       out="figures", # output folder
                       *,
@@ -847,7 +899,7 @@ def reproduce_chapter(chapter:str, # a notebook name, e.g. "01a_slr_models"
                       timeout:int=1800, # seconds allowed per cell
                      ) -> list[dict]:
     """Regenerate a chapter's figures by running the chapter in a fresh kernel; one summary dict per
-    figure.
+    figure (`at`: seconds from the kernel's start to the end of its cell).
 
     Parameters
     ----------
@@ -864,7 +916,7 @@ def reproduce_chapter(chapter:str, # a notebook name, e.g. "01a_slr_models"
     timeout : int, default 1800
         seconds allowed per cell
     """
-    from nbclient import NotebookClient
+    check_int("timeout", timeout, 1)
     folder = notebooks_folder(nbs)
     if folder is None:
         raise ValueError("nbs must be a folder with the book's notebooks (a checkout's nbs/, "
@@ -872,22 +924,22 @@ def reproduce_chapter(chapter:str, # a notebook name, e.g. "01a_slr_models"
     path = folder / f"{chapter}.ipynb"
     if not path.exists():
         raise ValueError(f"chapter must be a notebook of {folder}, got {chapter!r}")
+    _check_kernel([chapter])
+    from nbclient import NotebookClient
     nb, wanted = _chapter_notebook(path, quick, None if labels is None else set(labels))
     out = Path(out); out.mkdir(parents=True, exist_ok=True)
-    env_before = {k: os.environ.get(k) for k in ("ATTNSTAT_NO_INSTALL", "MPLBACKEND")}
-    os.environ["ATTNSTAT_NO_INSTALL"] = "1"
-    os.environ["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
-    t0 = time.perf_counter()
-    # --log-level=ERROR: no start-up chatter from the kernel on stderr
-    try: NotebookClient(nb, timeout=timeout, kernel_name="python3",
-                        resources={"metadata": {"path": str(folder)}},
-                        extra_arguments=["--log-level=ERROR"]).execute()
-    finally:
-        for k, v in env_before.items():
-            if v is None: os.environ.pop(k, None)
-            else: os.environ[k] = v
-    seconds = time.perf_counter() - t0
-    done = []
+    # the kernel's own environment (the parent's is left alone: chapters run in threads)
+    env = {**os.environ, "ATTNSTAT_NO_INSTALL": "1",
+           "MPLBACKEND": "module://matplotlib_inline.backend_inline"}
+    at, t0 = {}, time.perf_counter()
+    def ended(cell, **_):
+        if (m := FIG_LABEL.search(cell.source)): at[m.group(1)] = time.perf_counter() - t0
+    with _working_folder(folder) as cwd:
+        t0 = time.perf_counter()
+        # --log-level=ERROR: no start-up chatter from the kernel on stderr
+        NotebookClient(nb, timeout=timeout, kernel_name="python3", on_cell_executed=ended,
+                       extra_arguments=["--log-level=ERROR"]).execute(env=env, cwd=cwd)
+    done, before = [], 0.0
     for cell in nb.cells:
         m = FIG_LABEL.search(cell.source)
         if not m or m.group(1) not in wanted: continue
@@ -895,27 +947,91 @@ def reproduce_chapter(chapter:str, # a notebook name, e.g. "01a_slr_models"
         if data is None:
             raise RuntimeError(f"figure {m.group(1)} of {chapter} displayed no image")
         _write_atomic(out / (m.group(1) + suffix), data)
+        end = at.get(m.group(1), before)
         done.append({"figure": m.group(1), "chapter": chapter, "points": 1, "cached": 0,
-                     "quick": bool(quick), "seconds": round(seconds / max(len(wanted), 1), 2),
+                     "quick": bool(quick), "seconds": round(end - before, 2), "at": round(end, 2),
                      "files": [str(out / (m.group(1) + suffix))]})
+        before = end
     return done
 
+# %% ../../nbs/05c_figures.ipynb #fg_cal0
+def _calibration_work():
+    "The fixed workload `calibrate` times: numpy arithmetic, a small solve and a matplotlib render."
+    import io
+    x = np.linspace(-3.0, 3.0, 20_000)
+    for k in range(10): float(np.exp(-x * x / (1 + k)) @ np.cos(x) + np.sort(np.sin(k * x))[k])
+    a = np.add.outer(x[:120], x[::160][:120]); np.linalg.solve(a @ a.T + np.eye(120), x[:120])
+    fig = Figure(figsize=(3.0, 2.0)); ax = fig.subplots()
+    for k in range(3): ax.plot(x[::100], np.sin(x[::100] * (k + 1)), label=f"k = {k}")
+    ax.legend(); ax.set_xlabel("x"); fig.savefig(io.BytesIO(), format="png", dpi=60)
+
+def calibrate(repeat:int=5, # timed runs of the workload (their median is used)
+             ) -> dict:
+    """This machine's speed now: median seconds of a fixed small workload (one core), the load
+    average and the usable cores.
+
+    Parameters
+    ----------
+    repeat : int, default 5
+        timed runs of the workload (their median is used)
+    """
+    check_int("repeat", repeat, 1, 100)
+    _calibration_work()   # warm-up (fonts, caches): not timed
+    runs = []
+    for _ in range(repeat):
+        t = time.perf_counter(); _calibration_work(); runs.append(time.perf_counter() - t)
+    try: load = os.getloadavg()[0]
+    except (OSError, AttributeError): load = 0.0
+    try: cpus = len(os.sched_getaffinity(0))
+    except AttributeError: cpus = os.cpu_count() or 1
+    return {"seconds": round(float(np.median(runs)), 5), "load": round(load, 2), "cpus": cpus}
+
+# %% ../../nbs/05c_figures.ipynb #fg_cnt0
+def contention(workers:int, # busy processes this run adds (sweep workers or kernels)
+               calibration:dict, # from `calibrate` (its load average and cores)
+              ) -> float:
+    """How much slower each of `workers` busy processes runs than the calibration did, on cores
+    shared with the load already there (1 when there are cores to spare).
+
+    Parameters
+    ----------
+    workers : int
+        busy processes this run adds (sweep workers or kernels)
+    calibration : dict
+        from `calibrate` (its load average and cores)
+    """
+    check_int("workers", workers, 1)
+    cpus, load = max(1, int(calibration["cpus"])), max(0.0, float(calibration["load"]))
+    share = lambda n: min(1.0, cpus / n)   # the fraction of a core each of n busy processes gets
+    return share(load + 1) / share(load + workers)
+
 # %% ../../nbs/05c_figures.ipynb #5c13b798
-# seconds to start the workers
+# Start-up seconds on an idle reference machine (scaled, as everything, by the calibration)
 BACKEND_START = {"sequential": 0.0, "threading": 0.2, "loky": 2.0, "multiprocessing": 2.0,
                  "dask": 4.0}
 KERNEL_START = 3.0 # seconds to start a Jupyter kernel and import attnstat in it
-# measured serial seconds per chapter (quick), filled from .reproduce-times.json; default below
-CHAPTER_SECONDS = {}
-# a chapter runs in well under 60 s without its slow cells (the book's rule)
+# a chapter not yet measured (idle reference machine): well under 60 s (the book's rule)
 DEFAULT_CHAPTER_SECONDS = 20.0
+# the times measured on the reference machine, shipped as data (see "The book's data" below)
+TIMES_NAME = "reproduce_times.json"
+# the reference machine's calibration when the file is missing (seconds of `_calibration_work`)
+REFERENCE_CALIBRATION = {"seconds": 0.05, "load": 0.0, "cpus": 2}
+
+def reference_times() -> dict:
+    "The shipped reference times: {'calibration': calibrate() there, 'units': {key: units}}."
+    import json
+    from attnstat.data import data_path
+    try: ref = json.loads(data_path(TIMES_NAME).read_text())
+    except (OSError, ValueError): ref = {}
+    return {"calibration": ref.get("calibration", REFERENCE_CALIBRATION),
+            "units": {k: float(v) for k, v in ref.get("units", {}).items()}}
 
 def _times_file(out): return Path(out) / ".reproduce-times.json"
 
 def load_times(out, # output folder of an earlier run
               ) -> dict:
-    """Serial seconds measured by earlier runs in `out`: {'recipe:NAME:quick' or
-    'chapter:NAME:quick': seconds}.
+    """Work units measured by earlier runs in `out` ({key: seconds / calibration seconds}; keys
+    'recipe:NAME:MODE', 'chapter:NAME:LABEL:MODE' with MODE quick or full).
 
     Parameters
     ----------
@@ -923,57 +1039,106 @@ def load_times(out, # output folder of an earlier run
         output folder of an earlier run
     """
     import json
-    try: return json.loads(_times_file(out).read_text())
-    except (OSError, ValueError): return {}
+    try: units = json.loads(_times_file(out).read_text()).get("units", {})
+    except (OSError, ValueError, AttributeError): return {}
+    return {k: float(v) for k, v in units.items() if isinstance(v, (int, float))}
 
-def _save_times(out, times:dict):
+def _save_times(out, units:dict):
     import json
-    p = _times_file(out); old = load_times(out); old.update(times)
-    _write_atomic(p, json.dumps(old, indent=1, sort_keys=True).encode())
+    old = load_times(out); old.update({k: round(v, 3) for k, v in units.items()})
+    _write_atomic(_times_file(out), json.dumps({"units": old}, indent=1, sort_keys=True).encode())
 
-def seconds_serial(kind:str, # "recipe" or "chapter"
-                   name:str, # recipe or chapter name
-                   quick:bool, # quick sizes (recipes) or cached data (chapters)
-                   times:dict|None=None, # measured times (load_times); they take precedence
-                  ) -> float:
-    """The serial (one-worker) seconds of a recipe or chapter: measured earlier in the folder, else
-    the recorded default.
+# %% ../../nbs/05c_figures.ipynb #fg_unt0
+def _mode(quick): return "quick" if quick else "full"
+
+def _idle(ref:dict) -> float:
+    "Calibration seconds of the reference machine without its load (the recorded seconds are idle)."
+    return ref["seconds"] * min(1.0, max(1, ref["cpus"]) / (max(0.0, ref["load"]) + 1))
+
+def recipe_units(name:str, # recipe name
+                 quick:bool, # quick sizes
+                 units:dict, # measured units (reference, then the folder's)
+                 ref:dict, # the reference calibration
+                ) -> float:
+    """Serial work units of a recipe: measured, else scaled from the other size, else its recorded
+    seconds.
 
     Parameters
     ----------
-    kind : str
-        "recipe" or "chapter"
     name : str
-        recipe or chapter name
+        recipe name
     quick : bool
-        quick sizes (recipes) or cached data (chapters)
-    times : dict | None, default None
-        measured times (load_times); they take precedence
+        quick sizes
+    units : dict
+        measured units (reference, then the folder's)
+    ref : dict
+        the reference calibration
     """
-    key = f"{kind}:{name}:{'quick' if quick else 'full'}"
-    if times and key in times: return float(times[key])
-    if kind == "recipe": return float(FIGURES[name].seconds[0 if quick else 1])
-    return CHAPTER_SECONDS.get(key, DEFAULT_CHAPTER_SECONDS if quick
-                               else 10 * DEFAULT_CHAPTER_SECONDS)
+    key, r = f"recipe:{name}:{_mode(quick)}", FIGURES[name]
+    if key in units: return units[key]
+    other = units.get(f"recipe:{name}:{_mode(not quick)}")
+    if other is not None:   # the full run from the quick one: the ratio of the recorded seconds
+        return other * (r.seconds[0] / r.seconds[1] if quick else r.seconds[1] / r.seconds[0])
+    return r.seconds[0 if quick else 1] / _idle(ref)
 
+def chapter_units(chapter:str, # chapter name
+                  labels, # the figures wanted (None: all)
+                  quick:bool, # leave the slow cells out
+                  units:dict, # measured units (reference, then the folder's)
+                  ref:dict, # the reference calibration
+                 ) -> dict:
+    """{label: work units from the kernel's start to the end of the label's cell} of a chapter, with
+    'total' (up to the last wanted figure); an unmeasured chapter gets the defaults.
+
+    Parameters
+    ----------
+    chapter : str
+        chapter name
+    labels
+        the figures wanted (None: all)
+    quick : bool
+        leave the slow cells out
+    units : dict
+        measured units (reference, then the folder's)
+    ref : dict
+        the reference calibration
+    """
+    got = {}
+    for mode in (_mode(quick), "quick"):   # full mode runs the slow cells: no-ops unless asked
+        pre = f"chapter:{chapter}:"
+        got = {k[len(pre):-len(mode) - 1]: v for k, v in units.items()
+               if k.startswith(pre) and k.endswith(":" + mode)}
+        if got: break
+    default = (KERNEL_START + DEFAULT_CHAPTER_SECONDS) / _idle(ref)
+    wanted = list(got) if labels is None else list(labels)
+    at = {l: got.get(l, default) for l in wanted}
+    return {**at, "total": max(at.values(), default=default)}
+
+def _start_seconds(backend:str, workers:int, cal:dict, ref:dict) -> float:
+    "Seconds to start a sweep's workers on this machine (the reference's, scaled)."
+    if workers == 1 and backend != "dask": return 0.0
+    return BACKEND_START.get(backend, 2.0) * cal["seconds"] / _idle(ref)
+
+# %% ../../nbs/05c_figures.ipynb #fg_est0
 def estimate_seconds(recipes:list, # recipe names
-                     chapters:list, # chapter names
+                     chapters, # {chapter: labels or None}, or a list of chapter names
                      *,
                      quick:bool=True, # quick sizes / cached data
                      jobs:int=1, # workers
                      backend:str="loky", # joblib backend of the sweeps
-                     times:dict|None=None, # measured times (load_times)
+                     times:dict|None=None, # units measured in the output folder (load_times)
                      cached:dict|None=None, # {recipe: fraction of its points already in its CSV}
+                     calibration:dict|None=None, # calibrate() now (None: the reference machine)
                     ) -> dict:
-    """Wall-time estimate {'recipe:NAME': s, 'chapter:NAME': s, 'total': s} for --jobs and the
-    backend.
+    """Wall-time estimate {'recipe:NAME': s, 'chapter:NAME': s, 'at:LABEL': s, 'total': s}: the
+    reference units, then the folder's, scaled by the calibration, workers and contention.
 
     Parameters
     ----------
     recipes : list
         recipe names
-    chapters : list
-        chapter names
+    chapters
+        {chapter: labels or None}, or a list of chapter names
     quick : bool, default True
         quick sizes / cached data
     jobs : int, default 1
@@ -981,23 +1146,35 @@ def estimate_seconds(recipes:list, # recipe names
     backend : str, default 'loky'
         joblib backend of the sweeps
     times : dict | None, default None
-        measured times (load_times)
+        units measured in the output folder (load_times)
     cached : dict | None, default None
         {recipe: fraction of its points already in its CSV}
+    calibration : dict | None, default None
+        calibrate() now (None: the reference machine)
     """
-    jobs = max(1, int(jobs)); est = {}
+    jobs = check_int("jobs", jobs, 1)
+    ref = reference_times()
+    units, cal = {**ref["units"], **(times or {})}, calibration or ref["calibration"]
+    sec = float(cal["seconds"])
+    if not isinstance(chapters, dict): chapters = dict.fromkeys(chapters)
+    est = {}
     for n in recipes:
-        s = seconds_serial("recipe", n, quick, times) * (1.0 - min(1.0, (cached or {}).get(n, 0.0)))
-        workers = 1 if backend == "sequential" else max(1, min(jobs, len(FIGURES[n].points(quick))))
-        start = BACKEND_START.get(backend, 2.0) if workers > 1 or backend == "dask" else 0.0
-        est[f"recipe:{n}"] = s / workers + start
-    loads = sorted(((seconds_serial("chapter", c, quick, times) + KERNEL_START, c)
-                    for c in chapters), reverse=True)
-    slots = [0.0] * min(jobs, max(len(loads), 1))
-    for s, c in loads:   # longest first onto the least loaded worker
-        i = slots.index(min(slots)); slots[i] += s; est[f"chapter:{c}"] = s
-    est["total"] = (sum(v for k, v in est.items() if k.startswith("recipe:"))
-                    + (max(slots) if loads else 0.0))
+        u = recipe_units(n, quick, units, ref["calibration"])
+        u *= 1.0 - min(1.0, (cached or {}).get(n, 0.0))
+        w = 1 if backend == "sequential" else max(1, min(jobs, len(FIGURES[n].points(quick))))
+        start = _start_seconds(backend, w, cal, ref["calibration"]) if u else 0.0
+        est[f"recipe:{n}"] = u * sec * contention(w, cal) / w + start
+    w = max(1, min(jobs, len(chapters)))
+    slow = sec * contention(w, cal)
+    loads = []
+    for c, labels in chapters.items():
+        cu = chapter_units(c, labels, quick, units, ref["calibration"])
+        est.update({f"at:{l}": v * slow for l, v in cu.items() if l != "total"})
+        est[f"chapter:{c}"] = cu["total"] * slow; loads.append(est[f"chapter:{c}"])
+    slots = [0.0] * w
+    for s in sorted(loads, reverse=True):   # longest first onto the least loaded worker
+        slots[slots.index(min(slots))] += s
+    est["total"] = sum(v for k, v in est.items() if k.startswith("recipe:")) + max(slots)
     return est
 
 # %% ../../nbs/05c_figures.ipynb #6512c6cc
@@ -1041,31 +1218,37 @@ def select_figures(names=None, # recipe names, figure labels or chapter names
             {c: list(dict.fromkeys(v)) for c, v in chapters.items()})
 
 # %% ../../nbs/05c_figures.ipynb #fg_rch0
-def _run_chapters(chapters, est, out, quick, jobs, progress, echo, nbs, rows):
+def _run_chapters(chapters, est, out, quick, jobs, progress, echo, nbs, rows, cal=None):
     "Run the chapters (longest first, `jobs` at a time), adding their figures to `rows`."
     from concurrent.futures import ThreadPoolExecutor
     order = sorted(chapters, key=lambda c: -est[f"chapter:{c}"])
+    workers = max(1, min(jobs, len(order)))
+    # seconds of one work unit while `workers` kernels share the cores (to record the units)
+    slow = ((cal or reference_times()["calibration"])["seconds"]
+            * contention(workers, cal or reference_times()["calibration"]))
     bar = None
     if progress:
         from tqdm.auto import tqdm
         bar = tqdm(total=len(order), desc="chapters", unit="chapter", file=sys.stderr)
     def one(c):
-        s = time.perf_counter()
-        try: got = reproduce_chapter(c, out, quick=quick, labels=chapters[c], nbs=nbs)
+        try: return c, reproduce_chapter(c, out, quick=quick, labels=chapters[c], nbs=nbs)
         # any error: the other chapters still run, the failures are reported at the end
-        except Exception as e: return c, e, time.perf_counter() - s  # noqa: BLE001
-        return c, got, time.perf_counter() - s
+        except Exception as e: return c, e  # noqa: BLE001
     failed = {}
-    with ThreadPoolExecutor(max_workers=max(1, min(jobs, len(order)))) as ex:
-        for c, got, secs in ex.map(one, order):
+    with ThreadPoolExecutor(max_workers=workers) as ex:
+        for c, got in ex.map(one, order):
             if bar is not None: bar.update(1); bar.set_postfix_str(c)
             if isinstance(got, Exception):
-                failed[c] = " ".join(str(got).split())[-300:]
+                # the kernel's traceback without its colour codes, on one line
+                failed[c] = " ".join(_re.sub(r"\x1b\[[0-9;]*m", "", str(got)).split())[-300:]
                 if echo is not None: echo(f"chapter {c} failed: {failed[c]}")
                 continue
-            key = f"chapter:{c}:{'quick' if quick else 'full'}"
-            _save_times(out, {key: round(max(secs - KERNEL_START, 0.1), 2)})
-            for g in got: g["estimate"] = round(est[f"chapter:{c}"] / max(len(got), 1), 1)
+            _save_times(out, {f"chapter:{c}:{g['figure']}:{_mode(quick)}": g["at"] / slow
+                              for g in got})
+            before = 0.0
+            for g in got:
+                at = est.get(f"at:{g['figure']}", before)
+                g["estimate"] = round(max(at - before, 0.0), 1); before = at
             rows += got
     if bar is not None: bar.close()
     if failed:
@@ -1074,6 +1257,29 @@ def _run_chapters(chapters, est, out, quick, jobs, progress, echo, nbs, rows):
                            f"{str(out)!r}); first error: {next(iter(failed.values()))}")
 
 # %% ../../nbs/05c_figures.ipynb #fg_rbk0
+def _cached_fractions(recipes, out, quick, fresh) -> dict:
+    "{recipe: fraction of its points already in its CSV in `out`} (not recomputed)."
+    from attnstat.sweep import read_sweep
+    cached = {}
+    for n in recipes:
+        p = figure_paths(n, out, quick)["csv"]
+        if p.exists() and not fresh:
+            # an unreadable cache counts as nothing cached: reproduce_figure says what is wrong
+            try: cached[n] = len(read_sweep(p)[1]) / max(1, len(FIGURES[n].points(quick)))
+            except Exception: pass  # noqa: BLE001, S110
+    return cached
+
+def _estimate_line(recipes, chapters, est, jobs, backend, cal, times) -> str:
+    n_figs = sum(len(v) for v in chapters.values())
+    ref = reference_times()["calibration"]
+    where = "this folder's earlier runs and " if times else ""
+    return (f"{len(recipes)} recipe(s) and {n_figs} chapter figure(s) from {len(chapters)} "
+            f"chapter(s): about {est['total']:.0f} s with --jobs {jobs} and backend {backend} "
+            f"(times of {where}the reference machine, scaled by a calibration run now: "
+            f"{cal['seconds'] * 1e3:.0f} ms here vs {ref['seconds'] * 1e3:.0f} ms there, "
+            f"load {cal['load']:.1f} on {cal['cpus']} core(s))")
+
+# %% ../../nbs/05c_figures.ipynb #fg_rbk2
 def reproduce_book(names=None, # recipe names, figure labels or chapter names
                                # (None: every figure of the book)
                    out="figures", # output folder
@@ -1114,36 +1320,29 @@ def reproduce_book(names=None, # recipe names, figure labels or chapter names
     nbs : default None
         the notebooks folder
     """
+    if jobs != -1: check_int("jobs", jobs, 1)   # -1: every usable core
     recipes, chapters = select_figures(names, nbs)
+    _check_kernel(chapters)
     Path(out).mkdir(parents=True, exist_ok=True)
-    times = load_times(out)
-    cached = {}
-    for n in recipes:   # points already in the folder are not recomputed
-        p = figure_paths(n, out, quick)["csv"]
-        if p.exists() and not fresh:
-            from attnstat.sweep import read_sweep
-            # an unreadable cache counts as nothing cached: reproduce_figure says what is wrong
-            try: cached[n] = len(read_sweep(p)[1]) / max(1, len(FIGURES[n].points(quick)))
-            except Exception: pass  # noqa: BLE001, S110
-    est = estimate_seconds(recipes, list(chapters), quick=quick, jobs=jobs, backend=backend,
-                           times=times, cached=cached)
-    if echo is not None:
-        n_figs = sum(map(len, chapters.values()))
-        measured = 'measured in ' + str(_times_file(out)) if times else 'default times'
-        echo(f"{len(recipes)} recipe(s) and {n_figs} chapter figure(s) from {len(chapters)} "
-             f"chapter(s): about {est['total']:.0f} s with --jobs {jobs} and backend {backend} "
-             f"({measured})")
+    times, cal = load_times(out), calibrate()
+    jobs = cal["cpus"] if jobs == -1 else jobs
+    est = estimate_seconds(recipes, chapters, quick=quick, jobs=jobs, backend=backend,
+                           times=times, cached=_cached_fractions(recipes, out, quick, fresh),
+                           calibration=cal)
+    if echo is not None: echo(_estimate_line(recipes, chapters, est, jobs, backend, cal, times))
     rows, t0 = [], time.perf_counter()
     for n in recipes:
         r = reproduce_figure(n, out, quick=quick, jobs=jobs, backend=backend, scheduler=scheduler,
                              progress=progress, fresh=fresh)
         r["estimate"] = round(est[f"recipe:{n}"], 1)
-        workers = 1 if backend == "sequential" else max(1, min(jobs, r["points"]))
-        if r["cached"] == 0:
-            key = f"recipe:{n}:{'quick' if quick else 'full'}"
-            _save_times(out, {key: round(r["seconds"] * workers, 2)})
+        w = 1 if backend == "sequential" else max(1, min(jobs, r["points"]))
+        start = _start_seconds(backend, w, cal, reference_times()["calibration"])
+        if r["cached"] == 0:   # serial work units: undo the workers, contention and start-up
+            u = max(r["seconds"] - start, 0.5 * r["seconds"]) * w / (
+                cal["seconds"] * contention(w, cal))
+            _save_times(out, {f"recipe:{n}:{_mode(quick)}": u})
         rows.append(r)
-    if chapters: _run_chapters(chapters, est, out, quick, jobs, progress, echo, nbs, rows)
+    if chapters: _run_chapters(chapters, est, out, quick, jobs, progress, echo, nbs, rows, cal)
     wall = time.perf_counter() - t0
     if echo is not None: echo(f"took {wall:.0f} s (estimate {est['total']:.0f} s)")
     return rows

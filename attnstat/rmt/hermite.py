@@ -19,8 +19,9 @@ from ..core import ParameterTypeError, check_choice, check_positive, check_real
 from ..gaussian import _check_bool, quad_expect
 
 # %% auto #0
-__all__ = ['NONLINEARITIES', 'CentringWarning', 'HermiteCoefficients', 'Nonlinearity', 'NonlinearityFamily',
-           'register_nonlinearity', 'nonlinearity_names', 'activation', 'hermite_coefficients']
+__all__ = ['NONLINEARITIES', 'CentringWarning', 'HermiteCoefficients', 'Nonlinearity',
+           'NonlinearityFamily', 'register_nonlinearity', 'nonlinearity_names', 'activation',
+           'hermite_coefficients']
 
 # %% ../../nbs/03a_rmt_hermite.ipynb #86ed56ce
 class CentringWarning(UserWarning):

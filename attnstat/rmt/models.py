@@ -18,9 +18,9 @@ from ..gaussian import _check_bool, cov_sqrt, mean_stderr
 from .hermite import activation
 
 # %% auto #0
-__all__ = ['VECTOR_MAX', 'balanced_labels', 'signal_plus_noise', 'fplr_weights', 'vectors_from_gram', 'aligned_vectors',
-           'attention_kernel', 'diagonal_level', 'gaussian_equivalent_kernel', 'ridge_errors', 'EmpiricalErrors',
-           'empirical_errors']
+__all__ = ['VECTOR_MAX', 'balanced_labels', 'signal_plus_noise', 'fplr_weights',
+           'vectors_from_gram', 'aligned_vectors', 'attention_kernel', 'diagonal_level',
+           'gaussian_equivalent_kernel', 'ridge_errors', 'EmpiricalErrors', 'empirical_errors']
 
 # %% ../../nbs/03b_rmt_kernel.ipynb #77fb8959
 def _array_arg(name, value, **kw):

@@ -23,13 +23,14 @@ from .theory import (_H, GAMMA_RANGE, GRAM_MAX, _continue, _dx_implicit, _noise_
                                  mp_rule, ridge_error, spiked_rule, theory_options)
 
 # %% auto #0
-__all__ = ['HEAD_MODES', 'READOUTS', 'HEAD_FAMILIES', 'HeadMode', 'AverageHeads', 'SumHeads', 'register_head_mode',
-           'head_mode_names', 'Readout', 'NoResidual', 'SumResidual', 'ConcatResidual', 'RidgeReadout',
-           'register_readout', 'readout_names', 'residual_names', 'HeadFamily', 'IdenticalHeads', 'SharedHeads',
-           'HeteroHeads', 'register_head_family', 'head_family_names', 'head_family', 'head_activation',
-           'MultiheadTheory', 'multihead_theory', 'multihead_error', 'multihead_kernel', 'readout_features',
-           'readout_feature_scale', 'readout_dof', 'MultiheadSimulation', 'SimulationOptions', 'simulate_multihead',
-           'multihead_test_error', 'compare_multihead_ridge']
+__all__ = ['HEAD_MODES', 'READOUTS', 'HEAD_FAMILIES', 'HeadMode', 'AverageHeads', 'SumHeads',
+           'register_head_mode', 'head_mode_names', 'Readout', 'NoResidual', 'SumResidual',
+           'ConcatResidual', 'RidgeReadout', 'register_readout', 'readout_names', 'residual_names',
+           'HeadFamily', 'IdenticalHeads', 'SharedHeads', 'HeteroHeads', 'register_head_family',
+           'head_family_names', 'head_family', 'head_activation', 'MultiheadTheory',
+           'multihead_theory', 'multihead_error', 'multihead_kernel', 'readout_features',
+           'readout_feature_scale', 'readout_dof', 'MultiheadSimulation', 'SimulationOptions',
+           'simulate_multihead', 'multihead_test_error', 'compare_multihead_ridge']
 
 # %% ../../nbs/03f_rmt_multihead.ipynb #3a0bc16c
 def _register(registry, base, cls, overwrite, what):

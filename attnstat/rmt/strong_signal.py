@@ -16,9 +16,10 @@ from .theory import noise_fixed_point, mp_rule, ridge_error
 from .models import empirical_errors
 
 # %% auto #0
-__all__ = ['STRONG_SIGNAL_GAMMAS', 'SignalCoefficients', 'signal_coefficients', 'score_signal', 'StrongSignalOptions',
-           'SignalKernel', 'signal_kernel', 'StrongSignalTheory', 'strong_signal_theory', 'strong_signal_error',
-           'strong_signal_points', 'load_strong_signal_sims', 'run_strong_signal_sims']
+__all__ = ['STRONG_SIGNAL_GAMMAS', 'SignalCoefficients', 'signal_coefficients', 'score_signal',
+           'StrongSignalOptions', 'SignalKernel', 'signal_kernel', 'StrongSignalTheory',
+           'strong_signal_theory', 'strong_signal_error', 'strong_signal_points',
+           'load_strong_signal_sims', 'run_strong_signal_sims']
 
 # %% ../../nbs/03g_rmt_strong_signal.ipynb #c84ab07e
 @dataclass(frozen=True)

@@ -17,8 +17,8 @@ from .theory import (GAMMA_RANGE, _gamma_grid, _noise_solution, attention_error,
 from .generalisation import attention_test_error, ridge_test_error
 
 # %% auto #0
-__all__ = ['SCALES', 'WEIGHTS', 'feature_scale', 'ridge_feature_scale', 'effective_dof', 'ridge_effective_dof',
-           'matched_dof_gamma', 'compare_attention_ridge', 'difference_map']
+__all__ = ['SCALES', 'WEIGHTS', 'feature_scale', 'ridge_feature_scale', 'effective_dof',
+           'ridge_effective_dof', 'matched_dof_gamma', 'compare_attention_ridge', 'difference_map']
 
 # %% ../../nbs/03d_rmt_vs_ridge.ipynb #4fd1e632
 def feature_scale(f, # activation

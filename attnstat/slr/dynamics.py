@@ -17,10 +17,11 @@ from .models import SLRModel, SpikedSLR
 from .activations import ElementwiseActivation, get_activation, softmax
 
 # %% auto #0
-__all__ = ['odd_erf', 'OVERLAP_NAMES', 'Draws', 'dyn_draws', 'reduced_weights', 'RiskGrad', 'risk_grad', 'flow_rhs',
-           'overlaps_of', 'random_start', 'Trajectory', 'FlowOptions', 'integrate', 'SimResult', 'SimOptions',
-           'online_sgd', 'gd_simulation', 'Spectrum', 'stability_spectrum', 'FixedPoint', 'gf_fixed_point',
-           'linear_spectrum', 'Plateau', 'sgd_plateau', 'eta_window', 'crossing_time', 'escape_rate']
+__all__ = ['odd_erf', 'OVERLAP_NAMES', 'Draws', 'dyn_draws', 'reduced_weights', 'RiskGrad',
+           'risk_grad', 'flow_rhs', 'overlaps_of', 'random_start', 'Trajectory', 'FlowOptions',
+           'integrate', 'SimResult', 'SimOptions', 'online_sgd', 'gd_simulation', 'Spectrum',
+           'stability_spectrum', 'FixedPoint', 'gf_fixed_point', 'linear_spectrum', 'Plateau',
+           'sgd_plateau', 'eta_window', 'crossing_time', 'escape_rate']
 
 # %% ../../nbs/01e_slr_dynamics.ipynb #bb2b8fc1
 odd_erf = ElementwiseActivation("odd_erf", lambda u, c: special.erf(u),
