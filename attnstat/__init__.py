@@ -14,6 +14,10 @@ Modules:
   book.rmt_multihead_data` of nbs/03f_rmt_multihead.ipynb.
 - `attnstat.book.rmt_vs_ridge`: The book's machinery exported from the cells marked `#| export
   book.rmt_vs_ridge` of nbs/03d_rmt_vs_ridge.ipynb.
+- `attnstat.book.slr_positional`: The book's machinery exported from the cells marked `#| export
+  book.slr_positional` of nbs/01f_slr_positional.ipynb.
+- `attnstat.book.slr_tables`: The book's machinery exported from the cells marked `#| export
+  book.slr_tables` of nbs/02b_slr_finite_samples.ipynb.
 - `attnstat.book.style`: One helper for every figure: status line styles, legible text, alt text
   from the plotted data.
 - `attnstat.cli`: `attnstat slr ...`, `attnstat rmt ...` and `attnstat reproduce`: the public API

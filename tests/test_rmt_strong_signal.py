@@ -147,3 +147,40 @@ def test_entry_checks():
     with pytest.raises(TypeError): strong_signal_points(quick=1)
     assert isinstance(strong_signal_error("tanh", **ok, p=512), float)
     assert abs(score_signal(MU3, MU3, MU3, 512) - 12 / math.sqrt(512)) < 1e-14
+
+WEAK = dict(c=0.25, mu=[1.0, 0.0], w_K=[1.0, 0.0], w_Q=[1.0, 0.0])  # SNR 1, w = mu: eps = 2/sqrt(p)
+
+def test_weak_signal_point_against_paired_simulation():
+    # issue 30's weak-signal point (p = 512, eps = 0.088): the 48-trial paired simulation (seed
+    # 30023) against the finite-p theory and the p -> infinity limit, at every gamma of the grid
+    from attnstat import data_path
+    from attnstat.rmt.strong_signal import STRONG_SIGNAL_GAMMAS, load_strong_signal_sims
+    rows = [r for r in load_strong_signal_sims(data_path("strong_signal_sims.csv"))
+            if (r["c"], r["snr"], r["w"], r["p"], r["seed"]) == (0.25, 1.0, 1.0, 512, 30023)]
+    assert [r["gamma"] for r in rows] == list(STRONG_SIGNAL_GAMMAS)
+    g = np.array(STRONG_SIGNAL_GAMMAS)
+    fin = strong_signal_theory("tanh", gamma=g, p=512, **WEAK).difference
+    lim = strong_signal_theory("tanh", gamma=g, **WEAK).difference
+    sim, se = np.array([r["gap"] for r in rows]), np.array([r["gap_se"] for r in rows])
+    assert np.all(np.abs(sim - fin) < 3 * se), (sim, se, fin)       # measured |z| <= 0.5
+    assert np.all(np.abs(sim - lim) > 3 * se), (sim, se, lim)       # measured |z| >= 4.1
+
+def test_finite_p_theory_approaches_the_limit():
+    g = np.array([1e-5, 1.0])
+    lim = strong_signal_theory("tanh", gamma=g, **WEAK).difference
+    # growing p at the weak point: the correction is O(E L^2) = O(1/p) (p * correction ~ -1.2)
+    pc = [p * (strong_signal_theory("tanh", gamma=g, p=p, **WEAK).difference - lim)
+          for p in (2048, 8192)]
+    np.testing.assert_allclose(pc[0], pc[1], rtol=0.05)
+    assert np.all(np.abs(pc[1]) < 2)
+    # fixed p = 4096, mu = w_K = w_Q = t e_1 with t -> 0 (eps = t^2 (1 + t^2)/sqrt(p) -> 0): at
+    # gamma = 1e-5 the correction vanishes (measured 3.0e-4, 3.3e-5, 3.7e-6, 3e-7); at gamma = 1 an
+    # O(r/p) residual (measured 1.1e-5 = 0.045/p) stays from the noise coordinate in the span
+    p, out = 4096, []
+    for t in (1.0, 0.5, 0.25, 0.1):
+        v = [t, 0.0]
+        out.append(strong_signal_theory("tanh", c=0.25, gamma=g, mu=v, w_K=v, w_Q=v, p=p).difference
+                   - strong_signal_theory("tanh", c=0.25, gamma=g, mu=v, w_K=v, w_Q=v).difference)
+    d0 = np.abs([o[0] for o in out])
+    assert np.all(d0[1:] < d0[:-1] / 5) and d0[-1] < 1e-6, d0
+    assert all(abs(o[1]) < 0.1 / p for o in out[2:]), out

@@ -116,8 +116,8 @@ def escape_prose(text: str) -> str:
 
 def escape_docstring(lines: list) -> list:
     """The lines of a plain-text numpydoc docstring with the prose escaped for reStructuredText (`escape_prose`):
-    section headers and underlines, the `name : type` lines of the parameter-like sections, the See Also section
-    and doctest blocks (`>>>` up to a blank line) are kept."""
+    section headers and underlines, the `name : type` lines of the parameter-like sections, the names of the See
+    Also entries and doctest blocks (`>>>` up to a blank line) are kept."""
     out, section, doctest = [], None, False
     for i, line in enumerate(lines):
         nxt = lines[i + 1] if i + 1 < len(lines) else ""
@@ -127,7 +127,11 @@ def escape_docstring(lines: list) -> list:
             out.append(line); continue
         if line.lstrip().startswith(">>>"): doctest = True
         elif not line.strip(): doctest = False
-        keep = doctest or section == "See Also" or (section in SPEC_SECTIONS and line[:1] not in ("", " ", "\t"))
+        top = line[:1] not in ("", " ", "\t")   # a `name : type` line (or a See Also entry), not its description
+        if section == "See Also" and top and " : " in line:   # `func : description`: the names stay references
+            name, _, desc = line.partition(" : ")
+            out.append(f"{name} : {escape_prose(desc)}"); continue
+        keep = doctest or (top and section in SPEC_SECTIONS | {"See Also"})
         out.append(line if keep else escape_prose(line))
     return out
 

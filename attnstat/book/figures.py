@@ -19,14 +19,14 @@ from ..sweep import run_sweep
 
 # %% auto #0
 __all__ = ['FIGURES', 'QUICK_STAMP', 'RISK_ACTIVATIONS', 'FIG_LABEL', 'FIG_CAP', 'BOOK_MARKER',
-           'KERNEL_MODULES', 'BACKEND_START', 'KERNEL_START', 'DEFAULT_CHAPTER_SECONDS',
-           'TIMES_NAME', 'REFERENCE_CALIBRATION', 'FigureRecipe', 'register_figure', 'get_figure',
-           'stamp_quick', 'figure_paths', 'panels_by_control', 'draw_figure', 'reproduce_figure',
-           'reproduce', 'summary_table', 'interactive_figure', 'load_rows', 'risk_vs_nu_point',
-           'attention_vs_ridge_point', 'error_vs_alpha_point', 'packaged_notebooks',
-           'notebooks_folder', 'recipe_of', 'book_figures', 'kernel_missing', 'reproduce_chapter',
-           'calibrate', 'contention', 'reference_times', 'load_times', 'recipe_units',
-           'chapter_units', 'estimate_seconds', 'select_figures', 'reproduce_book']
+           'KERNEL_MODULES', 'BACKEND_START', 'KERNEL_START', 'KERNEL_STOP',
+           'DEFAULT_CHAPTER_SECONDS', 'TIMES_NAME', 'REFERENCE_CALIBRATION', 'FigureRecipe',
+           'register_figure', 'get_figure', 'stamp_quick', 'figure_paths', 'panels_by_control',
+           'draw_figure', 'reproduce_figure', 'reproduce', 'summary_table', 'interactive_figure',
+           'load_rows', 'risk_vs_nu_point', 'attention_vs_ridge_point', 'error_vs_alpha_point',
+           'packaged_notebooks', 'notebooks_folder', 'recipe_of', 'book_figures', 'kernel_missing',
+           'reproduce_chapter', 'calibrate', 'contention', 'reference_times', 'load_times',
+           'recipe_units', 'chapter_units', 'estimate_seconds', 'select_figures', 'reproduce_book']
 
 # %% ../../nbs/05c_figures.ipynb #3e145378
 @dataclass
@@ -871,10 +871,9 @@ def _check_kernel(chapters):
     if not missing or not chapters: return
     names = sorted(chapters)
     shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
-    raise ValueError(f"only asks for figures drawn by their chapter ({shown}), which runs in a "
-                     f"Jupyter kernel: {', '.join(missing)} missing; install the 'book' extra "
-                     f"(pip install 'attnstat[book]'); the recipes ({', '.join(FIGURES)}) need "
-                     "nothing more")
+    raise ValueError(f"only names figures drawn by their chapter ({shown}), and a chapter runs in "
+                     f"a Jupyter kernel ({', '.join(missing)} missing): pip install "
+                     f"'attnstat[book]' (the recipes {', '.join(FIGURES)} need nothing more)")
 
 # %% ../../nbs/05c_figures.ipynb #fg_wkf0
 from contextlib import contextmanager
@@ -899,7 +898,8 @@ def reproduce_chapter(chapter:str, # a notebook name, e.g. "01a_slr_models"
                       timeout:int=1800, # seconds allowed per cell
                      ) -> list[dict]:
     """Regenerate a chapter's figures by running the chapter in a fresh kernel; one summary dict per
-    figure (`at`: seconds from the kernel's start to the end of its cell).
+    figure (`at`: seconds from the kernel's start to the end of its cell; `wall`: the whole run,
+    with the kernel's shutdown).
 
     Parameters
     ----------
@@ -939,6 +939,7 @@ def reproduce_chapter(chapter:str, # a notebook name, e.g. "01a_slr_models"
         # --log-level=ERROR: no start-up chatter from the kernel on stderr
         NotebookClient(nb, timeout=timeout, kernel_name="python3", on_cell_executed=ended,
                        extra_arguments=["--log-level=ERROR"]).execute(env=env, cwd=cwd)
+        wall = time.perf_counter() - t0
     done, before = [], 0.0
     for cell in nb.cells:
         m = FIG_LABEL.search(cell.source)
@@ -950,17 +951,22 @@ def reproduce_chapter(chapter:str, # a notebook name, e.g. "01a_slr_models"
         end = at.get(m.group(1), before)
         done.append({"figure": m.group(1), "chapter": chapter, "points": 1, "cached": 0,
                      "quick": bool(quick), "seconds": round(end - before, 2), "at": round(end, 2),
-                     "files": [str(out / (m.group(1) + suffix))]})
+                     "wall": round(wall, 2), "files": [str(out / (m.group(1) + suffix))]})
         before = end
+    if done: done[-1]["seconds"] = round(wall - before + done[-1]["seconds"], 2)   # + shutdown
     return done
 
 # %% ../../nbs/05c_figures.ipynb #fg_cal0
 def _calibration_work():
-    "The fixed workload `calibrate` times: numpy arithmetic, a small solve and a matplotlib render."
+    "The fixed workload `calibrate` times: numpy arithmetic on one thread and a matplotlib render."
     import io
-    x = np.linspace(-3.0, 3.0, 20_000)
-    for k in range(10): float(np.exp(-x * x / (1 + k)) @ np.cos(x) + np.sort(np.sin(k * x))[k])
-    a = np.add.outer(x[:120], x[::160][:120]); np.linalg.solve(a @ a.T + np.eye(120), x[:120])
+    from threadpoolctl import threadpool_limits
+    # one BLAS thread: on busy cores, threads waiting for each other would time the scheduler
+    with threadpool_limits(limits=1):
+        x = np.linspace(-3.0, 3.0, 20_000)
+        for k in range(10):
+            float(np.sum(np.exp(-x * x / (1 + k)) * np.cos(x)) + np.sort(np.sin(k * x))[k])
+        a = np.add.outer(x[:120], x[::160][:120]); np.linalg.solve(a @ a.T + np.eye(120), x[:120])
     fig = Figure(figsize=(3.0, 2.0)); ax = fig.subplots()
     for k in range(3): ax.plot(x[::100], np.sin(x[::100] * (k + 1)), label=f"k = {k}")
     ax.legend(); ax.set_xlabel("x"); fig.savefig(io.BytesIO(), format="png", dpi=60)
@@ -1010,6 +1016,7 @@ def contention(workers:int, # busy processes this run adds (sweep workers or ker
 BACKEND_START = {"sequential": 0.0, "threading": 0.2, "loky": 2.0, "multiprocessing": 2.0,
                  "dask": 4.0}
 KERNEL_START = 3.0 # seconds to start a Jupyter kernel and import attnstat in it
+KERNEL_STOP = 1.0 # seconds to shut it down
 # a chapter not yet measured (idle reference machine): well under 60 s (the book's rule)
 DEFAULT_CHAPTER_SECONDS = 20.0
 # the times measured on the reference machine, shipped as data (see "The book's data" below)
@@ -1088,7 +1095,8 @@ def chapter_units(chapter:str, # chapter name
                   ref:dict, # the reference calibration
                  ) -> dict:
     """{label: work units from the kernel's start to the end of the label's cell} of a chapter, with
-    'total' (up to the last wanted figure); an unmeasured chapter gets the defaults.
+    'total' (up to the last wanted figure, and the kernel's shutdown); an unmeasured chapter gets
+    the defaults.
 
     Parameters
     ----------
@@ -1110,9 +1118,10 @@ def chapter_units(chapter:str, # chapter name
                if k.startswith(pre) and k.endswith(":" + mode)}
         if got: break
     default = (KERNEL_START + DEFAULT_CHAPTER_SECONDS) / _idle(ref)
+    stop = got.pop("stop", KERNEL_STOP / _idle(ref))   # the kernel's shutdown, after the last one
     wanted = list(got) if labels is None else list(labels)
     at = {l: got.get(l, default) for l in wanted}
-    return {**at, "total": max(at.values(), default=default)}
+    return {**at, "total": max(at.values(), default=default) + stop}
 
 def _start_seconds(backend:str, workers:int, cal:dict, ref:dict) -> float:
     "Seconds to start a sweep's workers on this machine (the reference's, scaled)."
@@ -1218,6 +1227,18 @@ def select_figures(names=None, # recipe names, figure labels or chapter names
             {c: list(dict.fromkeys(v)) for c, v in chapters.items()})
 
 # %% ../../nbs/05c_figures.ipynb #fg_rch0
+def _record_chapter(out, c, got, slow, quick, est):
+    "Save a chapter's measured units in `out`; give each of its figures its estimate."
+    mode = _mode(quick)
+    units = {f"chapter:{c}:{g['figure']}:{mode}": g["at"] / slow for g in got}
+    if got:   # the kernel's shutdown, after the last figure
+        units[f"chapter:{c}:stop:{mode}"] = max(got[-1]["wall"] - got[-1]["at"], 0.0) / slow
+    _save_times(out, units)
+    before = 0.0
+    for k, g in enumerate(got):   # the last one with the shutdown
+        at = est[f"chapter:{c}"] if k == len(got) - 1 else est.get(f"at:{g['figure']}", before)
+        g["estimate"] = round(max(at - before, 0.0), 1); before = at
+
 def _run_chapters(chapters, est, out, quick, jobs, progress, echo, nbs, rows, cal=None):
     "Run the chapters (longest first, `jobs` at a time), adding their figures to `rows`."
     from concurrent.futures import ThreadPoolExecutor
@@ -1243,12 +1264,7 @@ def _run_chapters(chapters, est, out, quick, jobs, progress, echo, nbs, rows, ca
                 failed[c] = " ".join(_re.sub(r"\x1b\[[0-9;]*m", "", str(got)).split())[-300:]
                 if echo is not None: echo(f"chapter {c} failed: {failed[c]}")
                 continue
-            _save_times(out, {f"chapter:{c}:{g['figure']}:{_mode(quick)}": g["at"] / slow
-                              for g in got})
-            before = 0.0
-            for g in got:
-                at = est.get(f"at:{g['figure']}", before)
-                g["estimate"] = round(max(at - before, 0.0), 1); before = at
+            _record_chapter(out, c, got, slow, quick, est)
             rows += got
     if bar is not None: bar.close()
     if failed:

@@ -100,7 +100,7 @@ def _panel_gamma() -> tuple:
 
 # %% ../../nbs/03d_rmt_vs_ridge.ipynb #bk03d-pp
 def _panel_p() -> tuple:
-    "Fig. 1(b) at n = 2048 instead of 4096 (the same p/n grid), gamma = 1e-5."
+    "Fig. 1(b)'s p/n grid at n = 2048 (the figure: theory at n = 4096), gamma = 1e-5."
     rs = (1/16, 1/8, 1/4, 1/2, 3/4, 7/8, 1, 9/8, 5/4, 3/2, 2)
     pts = [_pt(f, L, 2048, round(r * 2048), _E1, _Z, _Z, x=r * 2048)
            for f, L in SIM_ACTIVATIONS for r in rs]

@@ -664,6 +664,7 @@ _SIM_SPECS = [ # (c, snr, ||w|| (None: w = mu), [(p, trials), ...]); w_K = w_Q =
     (1 / 3, 4.0, None, [(768, 12)]),
     (0.25, 4.0, 1.5, [(640, 12)]),
     (0.5, 5.0, None, [(768, 12)]),
+    (0.25, 1.0, None, [(512, 48), (1024, 48)]), # the weak-signal check (seeds 30023-30024)
 ]
 
 def strong_signal_points(quick:bool=False, # only the points with p <= 256 (a smoke run)

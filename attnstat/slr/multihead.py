@@ -84,7 +84,7 @@ class MultiFeatureSLR:
     noise : float, default 0.0
         label-noise standard deviation (Delta = noise^2)
     prior : tuple | None, default None
-        (undocumented)
+        (L,) location law pi: positive, summing to 1 (None: uniform)
     """
 
     L: int  # sequence length
@@ -93,9 +93,7 @@ class MultiFeatureSLR:
         1.0,
     )  # presence probabilities p_a in (0, 1] (one value is broadcast to every feature)
     noise: float = 0.0  # label-noise standard deviation (Delta = noise^2)
-    prior: tuple | None = (
-        None  # (L,) location law pi, positive entries summing to 1 (None: uniform)
-    )
+    prior: tuple | None = None  # (L,) location law pi: positive, summing to 1 (None: uniform)
 
     def __post_init__(self):
         L = check_int("L", self.L, lo=1)
@@ -1414,14 +1412,20 @@ class EscapeLaw:
                 raise ValueError(f"{name} must be a symmetric positive definite ({m}, {m}) matrix")
             setattr(self, name, S)
 
-    def t_of(self, eps, k: int = 0) -> np.ndarray:  # eps: asymmetries; k: the mode
+    def t_of(
+        self,
+        eps,  # asymmetries along mode k (positive)
+        k: int = 0,  # the mode
+    ) -> np.ndarray:
         """T_k(eps): linear in ln eps between the calibration points, extrapolated with the end
         slopes.
 
-        Returns
-        -------
-        np.ndarray
-            eps: asymmetries; k: the mode
+        Parameters
+        ----------
+        eps
+            asymmetries along mode k (positive)
+        k : int, default 0
+            the mode
         """
         x, y = self.log_eps, self.t_ode[k]
         le = np.log(np.asarray(eps, float))
@@ -1429,55 +1433,91 @@ class EscapeLaw:
         hi = y[-1] + (le - x[-1]) * (y[-1] - y[-2]) / (x[-1] - x[-2])
         return np.where(le < x[0], lo, np.where(le > x[-1], hi, np.interp(le, x, y)))
 
-    def sample(self, D, n: int = 2**15, seed=0, noise: bool = True) -> tuple:  # D: dimension
+    def sample(
+        self,
+        D,  # dimension
+        n: int = 2**15,  # runs
+        seed=0,  # int or numpy Generator
+        noise: bool = True,  # with the SGD noise (False: the initial asymmetry only)
+    ) -> tuple:
         """(T, mode) of n runs at dimension D (noise=False: the initial asymmetry only).
 
-        Returns
-        -------
-        tuple
-            D: dimension
+        Parameters
+        ----------
+        D
+            dimension
+        n : int, default 2 ** 15
+            runs
+        seed : default 0
+            int or numpy Generator
+        noise : bool, default True
+            with the SGD noise (False: the initial asymmetry only)
         """
         z = as_generator(seed).standard_normal((n, len(self.t_ode)))
         X = np.abs(z @ np.linalg.cholesky((self.Sigma if noise else self.Sigma0) / D).T)
         T = np.stack([self.t_of(X[:, k], k) for k in range(len(self.t_ode))], axis=1)
         return T.min(axis=1), T.argmin(axis=1)
 
-    def quantile(self, D, q, noise: bool = True) -> np.ndarray:  # D: dimension; q: probabilities
+    def quantile(
+        self,
+        D,  # dimension
+        q,  # probabilities
+        noise: bool = True,  # with the SGD noise
+    ) -> np.ndarray:
         """Quantiles of T at dimension D.
 
-        Returns
-        -------
-        np.ndarray
-            D: dimension; q: probabilities
+        Parameters
+        ----------
+        D
+            dimension
+        q
+            probabilities
+        noise : bool, default True
+            with the SGD noise
         """
         return np.quantile(self.sample(D, noise=noise)[0], q)
 
-    def mean(self, D, noise: bool = True) -> float:  # D: dimension
+    def mean(
+        self,
+        D,  # dimension
+        noise: bool = True,  # with the SGD noise
+    ) -> float:
         """Mean escape time at dimension D.
 
-        Returns
-        -------
-        float
-            D: dimension
+        Parameters
+        ----------
+        D
+            dimension
+        noise : bool, default True
+            with the SGD noise
         """
         return float(self.sample(D, noise=noise)[0].mean())
 
-    def mode_fraction(self, D, noise: bool = True) -> np.ndarray:  # D: dimension
+    def mode_fraction(
+        self,
+        D,  # dimension
+        noise: bool = True,  # with the SGD noise
+    ) -> np.ndarray:
         """Fraction of the runs that leave through each mode.
 
-        Returns
-        -------
-        np.ndarray
-            D: dimension
+        Parameters
+        ----------
+        D
+            dimension
+        noise : bool, default True
+            with the SGD noise
         """
         return np.bincount(self.sample(D, noise=noise)[1], minlength=len(self.t_ode)) / 2**15
 
-    def ode_only(self, D) -> float:  # D: dimension
+    def ode_only(
+        self,
+        D,  # dimension
+    ) -> float:
         """The ODE from the typical initial asymmetry along the top mode, T_0(sqrt(Sigma0_00 / D)).
 
-        Returns
-        -------
-        float
-            D: dimension
+        Parameters
+        ----------
+        D
+            dimension
         """
         return float(self.t_of(math.sqrt(self.Sigma0[0, 0] / D), 0))

@@ -8,14 +8,14 @@ cannot."""
 
 # %% ../../nbs/01c_slr_population.ipynb #66bf5a5b
 from __future__ import annotations
-import math, warnings
+import math, sys, warnings
 from dataclasses import dataclass
 import numpy as np
 from scipy import optimize, special
 from ..core import (check_real, check_int, check_choice, check_array, check_memory, check_seconds,
                      spawn, ConvergenceError, ConvergenceWarning)
 from ..gaussian import gauss_expect, cov_sqrt, _check_bool, hermite_rule
-from .models import SLRModel, check_model, _NOISE_MAX
+from .models import SLRModel, SpikedSLR, check_model, _NOISE_MAX
 from .activations import (Activation, NormalisedActivation, ElementwiseActivation, get_activation,
                           softmax, linear, attention_predict)
 
@@ -642,7 +642,7 @@ def _routes(model, act):
     r = []
     if _closed_AB(model, act, 0.0, 1.0, 0.0) is not None: r.append("closed form")
     if isinstance(act, ElementwiseActivation): r.append("gauss-hermite")
-    if isinstance(act, NormalisedActivation) and model.has_laplace_route(): r.append("laplace")
+    if act.laplace_route and model.has_laplace_route(): r.append("laplace")
     return r + ["monte carlo"]
 
 def _planted_laplace_AB(model, act, mean_e, q_k, n, ds, n_factor, quantise, fine):
@@ -838,6 +838,15 @@ class BayesRisk:
                                 # 1e6)
     nishimori_gap: float = 0.0 # E p_eps - E ||p||^2: 0 by symmetry, computed for positional models
 
+# %% ../../nbs/01c_slr_population.ipynb #mf-dispatch
+def _multi_feature(model):
+    "The Bayes risk of a multi-feature model (chapter 01g), or None for any other model."
+    mh = sys.modules.get("attnstat.slr.multihead")   # not imported: no MultiFeatureSLR can exist
+    if mh is None or not isinstance(model, mh.MultiFeatureSLR): return None
+    if model.K == 1 and model.p[0] == 1:   # one feature, always present: spiked SLR
+        return bayes_risk(SpikedSLR(model.L, model.nu[0], noise=model.noise, prior=model.prior))
+    return mh.mf_bayes_risk(model)
+
 # %% ../../nbs/01c_slr_population.ipynb #bayes-risk
 def _positional_bayes(model, n, ds, accuracy):
     "The Bayes risk of a positional model by the generalised Laplace identity (01f)."
@@ -864,6 +873,8 @@ def bayes_risk(model:SLRModel, # SpikedSLR or MaxSLR (any length law, prior, bia
     accuracy : bool, default True
         estimate the accuracy (doubled resolution; err = nan otherwise)
     """
+    mf = _multi_feature(model)
+    if mf is not None: return mf
     _check_model(model)
     n, ds = _check_quad(n, ds)
     accuracy = _check_bool("accuracy", accuracy)

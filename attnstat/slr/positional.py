@@ -24,9 +24,9 @@ __all__ = ['recency_prior', 'LaplaceTerms', 'laplace_terms', 'PositionalBayesRis
            'softmax_bias_risk', 'positional_risk_mc', 'PositionalOptimum', 'optimal_softmax_bias',
            'linear_pos_terms', 'linear_pos_risk', 'LinearOptimum', 'optimal_linear_pos',
            'linear_pos_closed_form', 'positional_empirical_risk', 'erm_bias_objective',
-           'ERMBiasResult', 'simulate_erm_bias', 'predictor_table', 'BiasedSoftmax',
-           'bias_gradient', 'ReplicaBiasResult', 'replica_erm_bias', 'BiasRiskGrad',
-           'bias_risk_grad', 'BiasTrajectory', 'bias_flow', 'BiasSimResult', 'gd_bias_simulation']
+           'ERMBiasResult', 'simulate_erm_bias', 'BiasedSoftmax', 'bias_gradient',
+           'ReplicaBiasResult', 'replica_erm_bias', 'BiasRiskGrad', 'bias_risk_grad',
+           'BiasTrajectory', 'bias_flow', 'BiasSimResult', 'gd_bias_simulation']
 
 # %% ../../nbs/01f_slr_positional.ipynb #d806aaac
 def recency_prior(L:int, # sequence length >= 1
@@ -1024,72 +1024,6 @@ def simulate_erm_bias(model:SpikedSLR, # spiked-SLR model with a fixed length
         bool(res.success),
         int(res.nit),
     )
-
-# %% ../../nbs/01f_slr_positional.ipynb #ad3687cf
-def predictor_table(model:SpikedSLR, # spiked-SLR model (fixed length)
-                    n_mc:int=100_000, # Monte Carlo sequences per predictor
-                    seed:int=0, # Monte Carlo seed
-                   ) -> list:
-    """Theory and Monte Carlo risk of Bayes, softmax with and without bias, positional and shared
-    linear attention at their optima.
-
-    Parameters
-    ----------
-    model : SpikedSLR
-        spiked-SLR model (fixed length)
-    n_mc : int, default 100000
-        Monte Carlo sequences per predictor
-    seed : int, default 0
-        Monte Carlo seed
-    """
-    _check_planted(model, "predictor_table", fixed_length=True)
-    n_mc = check_int("n_mc", n_mc, lo=2); seed = check_int("seed", seed, lo=0)
-    check_memory("n_mc", 8.0 * 6 * n_mc * model.L_max)   # as positional_risk_mc, five times
-    check_seconds("n_mc", 5 * 2.5e-7 * n_mc * model.L_max)
-    ob, onb = optimal_softmax_bias(model), optimal_softmax_bias(model, bias=False)
-    lo, ls = optimal_linear_pos(model), optimal_linear_pos(model, shared=True)
-    diag = lambda mk, qk, mv, qv: (
-        np.array([[mk, 0.0], [0.0, mv]]),
-        np.array([[qk, 0.0], [0.0, qv]]),
-    )
-
-    def lin_mc(o, s):
-        A, B = linear_pos_terms(model, 1.0, 1.0, o.w, o.beta)
-        return positional_risk_mc(
-            model,
-            "linear",
-            *diag(1.0, 1.0, A / B, (A / B) ** 2),
-            w=o.w,
-            beta=o.beta,
-            n=n_mc,
-            seed=s,
-        )
-
-    rows = [
-        ("Bayes", bayes_risk_pos(model).risk, bayes_risk_pos_mc(model, n=n_mc, seed=seed)),
-        (
-            "softmax with bias",
-            ob.risk,
-            positional_risk_mc(
-                model,
-                "softmax",
-                *diag(ob.m_k, ob.q_k, ob.m_v, ob.q_v),
-                b=ob.b,
-                n=n_mc,
-                seed=seed + 1,
-            ),
-        ),
-        (
-            "softmax without bias",
-            onb.risk,
-            positional_risk_mc(
-                model, "softmax", *diag(onb.m_k, onb.q_k, onb.m_v, onb.q_v), n=n_mc, seed=seed + 2
-            ),
-        ),
-        ("linear, positional weights", lo.risk, lin_mc(lo, seed + 3)),
-        ("linear, shared weights", ls.risk, lin_mc(ls, seed + 4)),
-    ]
-    return [{"predictor": p, "theory": t, "mc": m[0], "mc_se": m[1]} for p, t, m in rows]
 
 # %% ../../nbs/01f_slr_positional.ipynb #a5f9c14c
 class BiasedSoftmax(NormalisedActivation):

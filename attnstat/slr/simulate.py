@@ -5,11 +5,10 @@ replica theory, simulation and the finite-α Bayes-optimal error."""
 
 # %% ../../nbs/02b_slr_finite_samples.ipynb #f71bd034
 from __future__ import annotations
-import contextlib, csv, dataclasses, json, math, numbers, os, time, warnings
+import contextlib, dataclasses, math, numbers, time, warnings
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from functools import partial
-from pathlib import Path
 import numpy as np
 from scipy.optimize import minimize
 from threadpoolctl import threadpool_info, threadpool_limits
@@ -23,8 +22,7 @@ from ..sweep import BACKENDS, max_jobs, run_sweep
 
 # %% auto #0
 __all__ = ['OVERLAPS', 'erm_objective', 'erm_objective_batch', 'lbfgs_batch', 'SimulationResult',
-           'ErmOptions', 'simulate_erm', 'save_table', 'load_table', 'cached_table',
-           'simulate_sweep', 'summarise']
+           'ErmOptions', 'simulate_erm', 'simulate_sweep', 'summarise']
 
 # %% ../../nbs/02b_slr_finite_samples.ipynb #erm-data
 def _check_data(X, y, mask):
@@ -733,82 +731,6 @@ def simulate_erm(model:SLRModel, # SpikedSLR or MaxSLR
                      n_test, c)
     _erm_budget(p, o)
     return _simulate(p, o)
-
-# %% ../../nbs/02b_slr_finite_samples.ipynb #table-to-value
-def _to_value(s):
-    "A CSV cell as a bool, int, float or str."
-    if s in ("True", "False"): return s == "True"
-    try: return int(s)
-    except ValueError: pass
-    try: return float(s)
-    except ValueError: return s
-
-# %% ../../nbs/02b_slr_finite_samples.ipynb #6c653030
-def save_table(path, # CSV file
-               rows:list, # list of dicts
-               params:dict|None=None, # parameters written into every row and into PATH.json
-              ):
-    """Write a tidy table (list of dicts) to CSV, with its parameters in every row and in PATH.json.
-
-    Parameters
-    ----------
-    path
-        CSV file
-    rows : list
-        list of dicts
-    params : dict | None, default None
-        parameters written into every row and into PATH.json
-    """
-    path = Path(path); path.parent.mkdir(parents=True, exist_ok=True)
-    params = {k: (v if isinstance(v, (int, float, str, bool)) else str(v))
-              for k, v in (params or {}).items()}
-    rows = [{**params, **r} for r in rows]
-    keys = list(dict.fromkeys(k for r in rows for k in r))
-    tmp = path.with_suffix(".tmp")
-    with open(tmp, "w", newline="") as fh:
-        wr = csv.DictWriter(fh, fieldnames=keys); wr.writeheader(); wr.writerows(rows)
-    os.replace(tmp, path)
-    path.with_suffix(".json").write_text(json.dumps(params, indent=1, sort_keys=True))
-
-# %% ../../nbs/02b_slr_finite_samples.ipynb #table-load
-def load_table(path, # a CSV written by save_table
-              ) -> list:
-    """Read a CSV written by `save_table` into a list of dicts (numbers and booleans restored).
-
-    Parameters
-    ----------
-    path
-        a CSV written by save_table
-    """
-    with open(path, newline="") as fh:
-        return [{k: _to_value(v) for k, v in r.items()} for r in csv.DictReader(fh)]
-
-# %% ../../nbs/02b_slr_finite_samples.ipynb #table-cached
-def cached_table(path, # CSV file of the cache
-                 params:dict, # parameters of the computation (JSON-serialisable values)
-                 compute, # function () -> list of dicts
-                 recompute:bool=False, # ignore the cache
-                ) -> list:
-    """Load the table at `path` if it was made with `params`, else compute, save and return it.
-
-    Parameters
-    ----------
-    path
-        CSV file of the cache
-    params : dict
-        parameters of the computation (JSON-serialisable values)
-    compute
-        function () -> list of dicts
-    recompute : bool, default False
-        ignore the cache
-    """
-    path = Path(path); meta = path.with_suffix(".json")
-    norm = {k: (v if isinstance(v, (int, float, str, bool)) else str(v)) for k, v in params.items()}
-    same = meta.exists() and json.loads(meta.read_text()) == json.loads(json.dumps(norm))
-    if not recompute and path.exists() and same: return load_table(path)
-    rows = compute()
-    save_table(path, rows, norm)
-    return load_table(path)
 
 # %% ../../nbs/02b_slr_finite_samples.ipynb #sweep-point
 def _sim_point(model, activation, lam, kw, alpha, init, seed, D):

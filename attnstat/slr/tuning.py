@@ -16,7 +16,7 @@ from .replica import ReplicaOptions, ReplicaResult, channel_samples, replica_erm
 # %% auto #0
 __all__ = ['TuningOptions', 'OptimalLambda', 'optimal_lambda', 'tuned_curve']
 
-# %% ../../nbs/02f_slr_tuned_ridge.ipynb #c9481f60
+# %% ../../nbs/02f_slr_tuned_ridge.ipynb #19726f1f
 @dataclass(frozen=True)
 class TuningOptions:
     """The knobs of the search for the best ridge strength (the replica solves' own are `replica`).
@@ -58,7 +58,7 @@ class TuningOptions:
                                      f"fields or None, got {type(r).__name__}")
         object.__setattr__(self, "replica", replica_options(r))
 
-# %% ../../nbs/02f_slr_tuned_ridge.ipynb #865cc944
+# %% ../../nbs/02f_slr_tuned_ridge.ipynb #a4f202ab
 def _tuning_options(options) -> TuningOptions:
     "`options` as a TuningOptions: itself, a dict of its fields, or None (the defaults)."
     if options is None: return TuningOptions()
@@ -72,7 +72,7 @@ def _tuning_options(options) -> TuningOptions:
     raise ParameterTypeError(f"options must be a TuningOptions, a dict of its fields or None, "
                              f"got {type(options).__name__}")
 
-# %% ../../nbs/02f_slr_tuned_ridge.ipynb #a4f202ab
+# %% ../../nbs/02f_slr_tuned_ridge.ipynb #bd8e3786
 @dataclass
 class OptimalLambda(Result):
     """The ridge strength that minimises the replica test error at one sample ratio, with
@@ -138,7 +138,7 @@ class OptimalLambda(Result):
         d = self.to_dict(); d.pop("evaluations")
         return d
 
-# %% ../../nbs/02f_slr_tuned_ridge.ipynb #d513fd6b
+# %% ../../nbs/02f_slr_tuned_ridge.ipynb #9754b3cf
 class _Search:
     "The replica test error as a function of u = log10 lambda on one common sample, with a cache."
     def __init__(self, model, act, alpha, S, ro, init):
@@ -170,7 +170,7 @@ class _Search:
         r = self.done.get(u)
         return r.test_error_se if r is not None and math.isfinite(r.test_error_se) else 0.0
 
-# %% ../../nbs/02f_slr_tuned_ridge.ipynb #9754b3cf
+# %% ../../nbs/02f_slr_tuned_ridge.ipynb #e7b0684e
 def _bracket(s, u0, lo, hi, step):
     "(a, b, c) with f(b) <= f(a), f(c): walk downhill from u0 in steps `step`, clipped to [lo, hi]."
     clip = lambda u: min(max(u, lo), hi)
@@ -188,7 +188,7 @@ def _bracket(s, u0, lo, hi, step):
         if s.f(c) >= s.f(b): return (a, b, c) if d > 0 else (c, b, a)
         a, b = b, c
 
-# %% ../../nbs/02f_slr_tuned_ridge.ipynb #e7b0684e
+# %% ../../nbs/02f_slr_tuned_ridge.ipynb #611e84d9
 _GOLD = 0.5 * (3.0 - math.sqrt(5.0))   # 0.381966: the golden-section fraction
 
 def _golden(s, a, b, c, o):
@@ -204,7 +204,7 @@ def _golden(s, a, b, c, o):
         elif x > b: c = x
         else: a = x
 
-# %% ../../nbs/02f_slr_tuned_ridge.ipynb #611e84d9
+# %% ../../nbs/02f_slr_tuned_ridge.ipynb #aac2be33
 def _flat_range(s, u_best):
     "(lam_lo, lam_hi): where the solved errors, joined linearly in log lambda, stay within one s.e."
     pts = sorted((u, s.f(u)) for u in s.done if math.isfinite(s.f(u)))
@@ -217,7 +217,7 @@ def _flat_range(s, u_best):
         return us[j] + (t - fs[j]) * (us[k] - us[j]) / (fs[k] - fs[j])
     return 10.0**edge(i, -1), 10.0**edge(i, 1)
 
-# %% ../../nbs/02f_slr_tuned_ridge.ipynb #9c4647ca
+# %% ../../nbs/02f_slr_tuned_ridge.ipynb #1096de82
 def _check_search(alpha, bounds, init, seed):
     "The checked (alpha, (log10 lo, log10 hi)) of optimal_lambda; init and seed validated."
     alpha = check_real("alpha", alpha, lo=0.0, hi=1e5, lo_open=True)
@@ -235,7 +235,7 @@ def _check_search(alpha, bounds, init, seed):
     as_generator(seed, "seed")
     return alpha, (math.log10(lo), math.log10(hi))
 
-# %% ../../nbs/02f_slr_tuned_ridge.ipynb #1096de82
+# %% ../../nbs/02f_slr_tuned_ridge.ipynb #f84f6c80
 def _result(s, alpha, a, b, c, why, lo, hi):
     "The OptimalLambda of a finished search."
     r = s.done.get(b); ok = r is not None and r.converged and math.isfinite(s.f(b))
@@ -250,7 +250,7 @@ def _result(s, alpha, a, b, c, why, lo, hi):
                          r.stability if ok else "not converged", at_bound,
                          ok and why in ("xtol", "noise"), len(s.done), c - a, se, why, ev, r)
 
-# %% ../../nbs/02f_slr_tuned_ridge.ipynb #f84f6c80
+# %% ../../nbs/02f_slr_tuned_ridge.ipynb #de970bd3
 def optimal_lambda(model:SLRModel, # SpikedSLR or MaxSLR
                    activation, # name or Activation
                    alpha:float, # sample ratio N/D, in (0, 1e5]
@@ -297,7 +297,7 @@ def optimal_lambda(model:SLRModel, # SpikedSLR or MaxSLR
                       stacklevel=caller_stacklevel())
     return res
 
-# %% ../../nbs/02f_slr_tuned_ridge.ipynb #456be1b3
+# %% ../../nbs/02f_slr_tuned_ridge.ipynb #5843493c
 def tuned_curve(model:SLRModel, # SpikedSLR or MaxSLR
                 activation, # name or Activation
                 alphas, # sample ratios, each in (0, 1e5]; solved in the given order
