@@ -16,7 +16,7 @@ from ..core import (check_real, check_int, check_choice, check_array, check_memo
                      spawn, ConvergenceError, ConvergenceWarning)
 from ..gaussian import gauss_expect, cov_sqrt, _check_bool, hermite_rule
 from .models import SLRModel, SpikedSLR, check_model, _NOISE_MAX
-from .activations import (Activation, NormalisedActivation, ElementwiseActivation, get_activation,
+from .activations import (Activation, ElementwiseActivation, get_activation,
                           softmax, linear, attention_predict)
 
 # %% auto #0
