@@ -19,14 +19,15 @@ from ..sweep import run_sweep
 
 # %% auto #0
 __all__ = ['FIGURES', 'QUICK_STAMP', 'RISK_ACTIVATIONS', 'FIG_LABEL', 'FIG_CAP', 'BOOK_MARKER',
-           'KERNEL_MODULES', 'BACKEND_START', 'KERNEL_START', 'KERNEL_STOP',
+           'KERNEL_MODULES', 'THREAD_VARS', 'BACKEND_START', 'KERNEL_START', 'KERNEL_STOP',
            'DEFAULT_CHAPTER_SECONDS', 'TIMES_NAME', 'REFERENCE_CALIBRATION', 'FigureRecipe',
            'register_figure', 'get_figure', 'stamp_quick', 'figure_paths', 'panels_by_control',
            'draw_figure', 'reproduce_figure', 'reproduce', 'summary_table', 'interactive_figure',
            'load_rows', 'risk_vs_nu_point', 'attention_vs_ridge_point', 'error_vs_alpha_point',
            'packaged_notebooks', 'notebooks_folder', 'recipe_of', 'book_figures', 'kernel_missing',
-           'reproduce_chapter', 'calibrate', 'contention', 'reference_times', 'load_times',
-           'recipe_units', 'chapter_units', 'estimate_seconds', 'select_figures', 'reproduce_book']
+           'reproduce_chapter', 'calibrate', 'contention', 'blas_threads', 'reference_times',
+           'load_times', 'recipe_units', 'chapter_units', 'estimate_seconds', 'select_figures',
+           'reproduce_book']
 
 # %% ../../nbs/05c_figures.ipynb #3e145378
 @dataclass
@@ -896,6 +897,8 @@ def reproduce_chapter(chapter:str, # a notebook name, e.g. "01a_slr_models"
                       labels=None, # the figures wanted (None: every figure of the chapter)
                       nbs=None, # the notebooks folder (see notebooks_folder)
                       timeout:int=1800, # seconds allowed per cell
+                      threads:int|None=None, # BLAS threads of the kernel, unless set in the
+                                             # environment (None: the libraries' default)
                      ) -> list[dict]:
     """Regenerate a chapter's figures by running the chapter in a fresh kernel; one summary dict per
     figure (`at`: seconds from the kernel's start to the end of its cell; `wall`: the whole run,
@@ -915,8 +918,11 @@ def reproduce_chapter(chapter:str, # a notebook name, e.g. "01a_slr_models"
         the notebooks folder (see notebooks_folder)
     timeout : int, default 1800
         seconds allowed per cell
+    threads : int | None, default None
+        BLAS threads of the kernel, unless set in the
     """
     check_int("timeout", timeout, 1)
+    if threads is not None: check_int("threads", threads, 1)
     folder = notebooks_folder(nbs)
     if folder is None:
         raise ValueError("nbs must be a folder with the book's notebooks (a checkout's nbs/, "
@@ -931,6 +937,8 @@ def reproduce_chapter(chapter:str, # a notebook name, e.g. "01a_slr_models"
     # the kernel's own environment (the parent's is left alone: chapters run in threads)
     env = {**os.environ, "ATTNSTAT_NO_INSTALL": "1",
            "MPLBACKEND": "module://matplotlib_inline.backend_inline"}
+    if threads is not None:   # more threads than free cores wait for each other (3x slower)
+        env.update({v: str(threads) for v in THREAD_VARS if v not in os.environ})
     at, t0 = {}, time.perf_counter()
     def ended(cell, **_):
         if (m := FIG_LABEL.search(cell.source)): at[m.group(1)] = time.perf_counter() - t0
@@ -1010,6 +1018,26 @@ def contention(workers:int, # busy processes this run adds (sweep workers or ker
     cpus, load = max(1, int(calibration["cpus"])), max(0.0, float(calibration["load"]))
     share = lambda n: min(1.0, cpus / n)   # the fraction of a core each of n busy processes gets
     return share(load + 1) / share(load + workers)
+
+# the variables that set the threads of BLAS and OpenMP in a new process
+THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+def blas_threads(workers:int, # busy processes this run adds
+                 calibration:dict, # from `calibrate` (its load average and cores)
+                ) -> int:
+    """BLAS threads for each of `workers` processes: their share of the cores the load leaves free.
+
+    Parameters
+    ----------
+    workers : int
+        busy processes this run adds
+    calibration : dict
+        from `calibrate` (its load average and cores)
+    """
+    check_int("workers", workers, 1)
+    cpus, load = max(1, int(calibration["cpus"])), max(0.0, float(calibration["load"]))
+    free = max(1, round(cpus - load))   # threads beyond the free cores wait for each other
+    return max(1, min(cpus // workers, free))
 
 # %% ../../nbs/05c_figures.ipynb #5c13b798
 # Start-up seconds on an idle reference machine (scaled, as everything, by the calibration)
@@ -1244,15 +1272,16 @@ def _run_chapters(chapters, est, out, quick, jobs, progress, echo, nbs, rows, ca
     from concurrent.futures import ThreadPoolExecutor
     order = sorted(chapters, key=lambda c: -est[f"chapter:{c}"])
     workers = max(1, min(jobs, len(order)))
+    cal = cal or reference_times()["calibration"]
     # seconds of one work unit while `workers` kernels share the cores (to record the units)
-    slow = ((cal or reference_times()["calibration"])["seconds"]
-            * contention(workers, cal or reference_times()["calibration"]))
+    slow, threads = cal["seconds"] * contention(workers, cal), blas_threads(workers, cal)
     bar = None
     if progress:
         from tqdm.auto import tqdm
         bar = tqdm(total=len(order), desc="chapters", unit="chapter", file=sys.stderr)
     def one(c):
-        try: return c, reproduce_chapter(c, out, quick=quick, labels=chapters[c], nbs=nbs)
+        try: return c, reproduce_chapter(c, out, quick=quick, labels=chapters[c], nbs=nbs,
+                                         threads=threads)
         # any error: the other chapters still run, the failures are reported at the end
         except Exception as e: return c, e  # noqa: BLE001
     failed = {}
@@ -1294,6 +1323,12 @@ def _estimate_line(recipes, chapters, est, jobs, backend, cal, times) -> str:
             f"(times of {where}the reference machine, scaled by a calibration run now: "
             f"{cal['seconds'] * 1e3:.0f} ms here vs {ref['seconds'] * 1e3:.0f} ms there, "
             f"load {cal['load']:.1f} on {cal['cpus']} core(s))")
+
+def _local_threads(jobs:int, backend:str, cal:dict):
+    "BLAS threads for a sweep computed in this process (None: loky's workers, or set by the user)."
+    if (jobs > 1 and backend != "sequential") or any(v in os.environ for v in THREAD_VARS):
+        return None
+    return blas_threads(1, cal)
 
 # %% ../../nbs/05c_figures.ipynb #fg_rbk2
 def reproduce_book(names=None, # recipe names, figure labels or chapter names
@@ -1347,9 +1382,11 @@ def reproduce_book(names=None, # recipe names, figure labels or chapter names
                            calibration=cal)
     if echo is not None: echo(_estimate_line(recipes, chapters, est, jobs, backend, cal, times))
     rows, t0 = [], time.perf_counter()
+    from threadpoolctl import threadpool_limits
     for n in recipes:
-        r = reproduce_figure(n, out, quick=quick, jobs=jobs, backend=backend, scheduler=scheduler,
-                             progress=progress, fresh=fresh)
+        with threadpool_limits(_local_threads(jobs, backend, cal)):   # no more than the free cores
+            r = reproduce_figure(n, out, quick=quick, jobs=jobs, backend=backend,
+                                 scheduler=scheduler, progress=progress, fresh=fresh)
         r["estimate"] = round(est[f"recipe:{n}"], 1)
         w = 1 if backend == "sequential" else max(1, min(jobs, r["points"]))
         start = _start_seconds(backend, w, cal, reference_times()["calibration"])

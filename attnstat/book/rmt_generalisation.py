@@ -5,7 +5,236 @@ nbs/03e_rmt_generalisation.ipynb."""
 
 # %% auto #0
 __all__ = ['TEST_POINTS', 'TEST_GAMMAS', 'NONSYM_POINTS', 'NONSYM_GAMMAS', 'run_test_error_points',
-           'run_nonsymmetric_check', 'load_nonsymmetric_check']
+           'run_nonsymmetric_check', 'load_nonsymmetric_check', 'TEST_POINTS', 'TEST_GAMMAS',
+           'NONSYM_POINTS', 'NONSYM_GAMMAS', 'run_test_error_points', 'run_nonsymmetric_check',
+           'load_nonsymmetric_check']
+
+# %% ../../nbs/03e_rmt_generalisation.ipynb #bk03e-imports
+import json, math, time
+import numpy as np
+from .. import __version__
+from .rmt_vs_ridge import _cached_jobs, _damaged, _flag, _npz_store, read_npz
+from ..core import check_int, spawn
+from ..data import _as_path
+from ..rmt.generalisation import simulate_test_errors, simulate_test_errors_cv
+from ..store import Store, canonical, write_npz
+
+# %% ../../nbs/03e_rmt_generalisation.ipynb #f0f9dab0
+def _P(label, f, n, p, mu, w_K, w_Q, kernel="real") -> dict:
+    "One point of the test-error check."
+    return {"label": label, "f": f, "n": n, "p": p, "mu": mu, "w_K": w_K, "w_Q": w_Q,
+            "kernel": kernel}
+
+# %% ../../nbs/03e_rmt_generalisation.ipynb #bk03e-testpoints
+TEST_POINTS = (
+    _P("tanh, W = I, c = 1/2", "tanh", 1024, 512, [1.0, 0.0], [0.0, 0.0], [0.0, 0.0]),
+    _P("tanh, aligned, c = 1/2", "tanh", 1024, 512, [1.0, 0.0], [1.0, 0.0], [1.0, 0.0]),
+    _P("tanh, w_K ≠ w_Q, c = 1/2", "tanh", 1024, 512, [1.0, 0.0], [0.6, 0.8], [1.2, -0.3]),
+    _P("tanh, w_K ≠ w_Q, Gaussian equivalent", "tanh", 1024, 512, [1.0, 0.0], [0.6, 0.8],
+       [1.2, -0.3], "gaussian"),
+    _P("ReLU, aligned, SNR 2, c = 2", "relu", 512, 1024, [math.sqrt(2.0), 0.0], [1.0, 0.0],
+       [1.0, 0.0]),
+    _P("sign, W = I, SNR 2, c = 1/4", "sign", 2048, 512, [math.sqrt(2.0), 0.0], [0.0, 0.0],
+       [0.0, 0.0]),
+    _P("tanh, W = I, c = 1/2, p = 1024", "tanh", 2048, 1024, [1.0, 0.0], [0.0, 0.0], [0.0, 0.0]),
+    _P("tanh, aligned, c = 1/2, p = 1024", "tanh", 2048, 1024, [1.0, 0.0], [1.0, 0.0], [1.0, 0.0]),
+    _P("tanh, w_K ≠ w_Q, c = 1/2, p = 1024", "tanh", 2048, 1024, [1.0, 0.0], [0.6, 0.8],
+       [1.2, -0.3]),
+) # the nine points of the test-error check
+
+# %% ../../nbs/03e_rmt_generalisation.ipynb #bk03e-testgammas
+TEST_GAMMAS = np.logspace(-3, 1, 9) # the gamma grid of the test-error check
+
+# %% ../../nbs/03e_rmt_generalisation.ipynb #bk03e-errors
+_ERRORS = ("attention", "ridge", "attention_train", "ridge_train") # the per-trial error arrays
+
+# %% ../../nbs/03e_rmt_generalisation.ipynb #bk03e-testjob
+def _test_job(job:tuple) -> dict:
+    "Simulate one point of TEST_POINTS (a worker of run_test_error_points)."
+    pt, trials, rng, n_test = job
+    t0 = time.time()
+    e = simulate_test_errors(pt["f"], pt["n"], pt["p"], pt["mu"], pt["w_K"], pt["w_Q"],
+                             TEST_GAMMAS, trials, rng, n_test=n_test, kernel=pt["kernel"])
+    return {**{nm: getattr(e, nm) for nm in _ERRORS}, "seconds": time.time() - t0}
+
+# %% ../../nbs/03e_rmt_generalisation.ipynb #ddf4f9a2
+def run_test_error_points(path, # the NPZ export
+                          trials:int=48, # contexts per point
+                          seed:int=2027, # point k uses the k-th spawned child
+                          n_test:int=2000, # fresh tokens per context
+                          processes:int=1, # worker processes (the numbers do not depend on it)
+                          fresh:bool=False, # recompute the points that the store holds
+                         ) -> dict:
+    """Simulate TEST_POINTS on TEST_GAMMAS (or take them from the store); write the NPZ export.
+
+    Parameters
+    ----------
+    path
+        the NPZ export
+    trials : int, default 48
+        contexts per point
+    seed : int, default 2027
+        point k uses the k-th spawned child
+    n_test : int, default 2000
+        fresh tokens per context
+    processes : int, default 1
+        worker processes (the numbers do not depend on it)
+    fresh : bool, default False
+        recompute the points that the store holds
+    """
+    path, trials = _as_path("path", path), check_int("trials", trials, lo=2)
+    seed, n_test = check_int("seed", seed, lo=0), check_int("n_test", n_test, lo=2)
+    processes = check_int("processes", processes, lo=1, hi=256)
+    rngs = spawn(seed, len(TEST_POINTS))
+    jobs = [(pt, trials, rng, n_test) for pt, rng in zip(TEST_POINTS, rngs)]
+    keys = [({"index": k, "points": len(TEST_POINTS), "point": pt, "gammas": TEST_GAMMAS.tolist(),
+              "trials": trials, "n_test": n_test}, seed) for k, pt in enumerate(TEST_POINTS)]
+    res = _cached_jobs(_npz_store(path), path.stem, keys, _test_job, jobs, processes,
+                       _flag("fresh", fresh))
+    out = {"gamma": TEST_GAMMAS, "trials": trials, "seed": seed, "n_test": n_test,
+           "points": json.dumps(TEST_POINTS)}
+    for k, r in enumerate(res): out.update({f"{nm}_{k}": r[nm] for nm in _ERRORS})
+    out["seconds"] = sum(float(r["seconds"]) for r in res)
+    write_npz(path, out)
+    return out
+
+# %% ../../nbs/03e_rmt_generalisation.ipynb #b6ae261c
+NONSYM_POINTS = (
+    {"label": "tanh, w_K = (0.6, 0.8), w_Q = (1.2, -0.3)", "f": "tanh", "c": 0.5, "mu": [1.0, 0.0],
+     "w_K": [0.6, 0.8], "w_Q": [1.2, -0.3]},
+    {"label": "tanh, w_K = (1.2, -0.3), w_Q = (0.6, 0.8) (exchanged)", "f": "tanh", "c": 0.5,
+     "mu": [1.0, 0.0], "w_K": [1.2, -0.3], "w_Q": [0.6, 0.8]},
+) # the non-symmetric point and its exchanged orientation
+
+# %% ../../nbs/03e_rmt_generalisation.ipynb #bk03e-nsgammas
+NONSYM_GAMMAS = np.array([0.01, 0.1, 1.0]) # the gamma grid of the large-p check
+
+# %% ../../nbs/03e_rmt_generalisation.ipynb #bk03e-chunkparams
+def _chunk_params(point:int, p:int, trials:int, chunk:int, n_test:int) -> dict:
+    "The full parameters of one chunk of the large-p check: its store entry's key (with the seed)."
+    pt = NONSYM_POINTS[point]
+    return {"point": point, "definition": pt, "p": p, "n": round(p / pt["c"]), "trials": trials,
+            "chunk": chunk, "n_test": n_test, "gammas": NONSYM_GAMMAS.tolist(),
+            "estimator": "control variate"}
+
+# %% ../../nbs/03e_rmt_generalisation.ipynb #bk03e-nsjob
+def _nonsym_job(job:tuple) -> dict:
+    "Simulate one chunk of the large-p check; chunk j of point k at size p has its own seed."
+    point, p, trials, chunk, seed, n_test = job
+    pt = NONSYM_POINTS[point]; n = round(p / pt["c"]); t0 = time.time()
+    rng = np.random.default_rng(np.random.SeedSequence([seed, point, p, chunk]))
+    e = simulate_test_errors_cv(pt["f"], n, p, pt["mu"], pt["w_K"], pt["w_Q"], NONSYM_GAMMAS,
+                                trials, rng, n_test=n_test)
+    params = {**e.params, "point": point, "chunk": chunk, "seed": seed,
+              "seconds": round(time.time() - t0, 1)}
+    return {**{nm: getattr(e, nm) for nm in _ERRORS}, "params": np.array(json.dumps(params))}
+
+# %% ../../nbs/03e_rmt_generalisation.ipynb #bk03e-samerun
+def _same_run(entry:dict, seed:int, n_test:int) -> bool:
+    "Whether a store entry is a chunk of the run asked for (seed, n_test, grid, code version)."
+    pr = entry["params"]
+    if entry["version"] != __version__ or entry["seed"] != seed or entry["kind"] != "arrays":
+        return False
+    if not isinstance(pr, dict) or pr.get("point") not in range(len(NONSYM_POINTS)): return False
+    try: want = _chunk_params(pr["point"], pr["p"], pr["trials"], pr["chunk"], n_test)
+    except (KeyError, TypeError): return False
+    return canonical(pr) == canonical(want)
+
+# %% ../../nbs/03e_rmt_generalisation.ipynb #bk03e-drop
+def _drop_superseded(store:Store, table:str, params:dict, seed:int):
+    "Delete the run's other entries for the same (point, p, chunk): they share its seed."
+    for e in store.entries(table):
+        pr = e["params"]
+        if (_same_run(e, seed, params["n_test"]) and canonical(pr) != canonical(params)
+                and (pr["point"], pr["p"], pr["chunk"]) == (params["point"], params["p"],
+                                                            params["chunk"])):
+            store.delete(table, pr, seed=e["seed"], version=e["version"])
+
+# %% ../../nbs/03e_rmt_generalisation.ipynb #bk03e-chunksnpz
+def _chunks_npz(chunks:list) -> dict:
+    "The NPZ export of the chunks [(entry, arrays)]: k{point}_p{p}_c{chunk}_{errors, params}."
+    out = {"gamma": NONSYM_GAMMAS, "points": np.array(json.dumps(NONSYM_POINTS))}
+    for e, a in chunks:
+        if a is None: continue
+        pr = e["params"]; key = f"k{pr['point']}_p{pr['p']}_c{pr['chunk']}"
+        out.update({f"{key}_{nm}": a[nm] for nm in _ERRORS}); out[f"{key}_params"] = a["params"]
+    return out
+
+# %% ../../nbs/03e_rmt_generalisation.ipynb #bk03e-export
+def _export_chunks(store:Store, table:str, path, seed:int, n_test:int):
+    "Write the NPZ export of every chunk of the run, holding the store's write lock meanwhile."
+    # one export at a time: the last one written reads every chunk committed before it
+    with store.transaction():
+        with Store(store.path) as reader:   # a second connection reads the committed chunks
+            chunks = [(e, reader.get_arrays(table, e["params"], seed=e["seed"],
+                                            version=e["version"]))
+                      for e in reader.entries(table) if _same_run(e, seed, n_test)]
+        write_npz(path, _chunks_npz(chunks))
+
+# %% ../../nbs/03e_rmt_generalisation.ipynb #30d59039
+def run_nonsymmetric_check(path, # the NPZ export (rewritten from the store)
+                           point:int, # index into NONSYM_POINTS
+                           p:int, # embedding dimension (n = p/c)
+                           trials:int, # contexts in this chunk
+                           chunk:int=0, # chunk number (its own seed)
+                           seed:int=2031, # base seed
+                           n_test:int=2000, # fresh tokens per context
+                           fresh:bool=False, # recompute a chunk that the store holds
+                          ) -> dict:
+    """Simulate one chunk of NONSYM_POINTS[point] at size p into the store; its arrays.
+
+    Parameters
+    ----------
+    path
+        the NPZ export (rewritten from the store)
+    point : int
+        index into NONSYM_POINTS
+    p : int
+        embedding dimension (n = p/c)
+    trials : int
+        contexts in this chunk
+    chunk : int, default 0
+        chunk number (its own seed)
+    seed : int, default 2031
+        base seed
+    n_test : int, default 2000
+        fresh tokens per context
+    fresh : bool, default False
+        recompute a chunk that the store holds
+    """
+    path = _as_path("path", path)
+    point = check_int("point", point, lo=0, hi=len(NONSYM_POINTS) - 1)
+    p, trials = check_int("p", p, lo=8), check_int("trials", trials, lo=2)
+    chunk, seed = check_int("chunk", chunk, lo=0), check_int("seed", seed, lo=0)
+    n_test, fresh = check_int("n_test", n_test, lo=2), _flag("fresh", fresh)
+    store, table = _npz_store(path), path.stem
+    params = _chunk_params(point, p, trials, chunk, n_test)
+    _drop_superseded(store, table, params, seed)
+    job = (point, p, trials, chunk, seed, n_test)
+    (out,) = _cached_jobs(store, table, [(params, seed)], _nonsym_job, [job], fresh=fresh)
+    _export_chunks(store, table, path, seed, n_test)
+    return out
+
+# %% ../../nbs/03e_rmt_generalisation.ipynb #4a606b88
+def load_nonsymmetric_check(path, # the NPZ export of run_nonsymmetric_check
+                           ) -> dict:
+    """Pooled per-context errors {(point, p): {attention, ridge, *_train, chunks: [params]}}.
+
+    Parameters
+    ----------
+    path
+        the NPZ export of run_nonsymmetric_check
+    """
+    z = read_npz(path); out = {}
+    if "gamma" not in z: raise _damaged(_as_path("path", path), "no gamma")
+    for key in sorted(k[:-7] for k in z if k.endswith("_params")):
+        pr = json.loads(str(z[f"{key}_params"]))
+        d = out.setdefault((pr["point"], pr["p"]), {"chunks": [], **{nm: [] for nm in _ERRORS}})
+        d["chunks"].append(pr)
+        for nm in _ERRORS: d[nm].append(z[f"{key}_{nm}"])
+    for d in out.values():
+        for nm in _ERRORS: d[nm] = np.concatenate(d[nm])
+    return out
 
 # %% ../../nbs/03e_rmt_generalisation.ipynb #bk03e-imports
 import json, math, time

@@ -5,7 +5,262 @@ nbs/03f_rmt_multihead.ipynb."""
 
 # %% auto #0
 __all__ = ['MH_GAMMAS', 'MH_HS', 'RES_GAMMAS', 'MH_MAP_CS', 'MH_MAP_SNRS', 'run_mh_panel',
-           'load_mh_panel', 'mh_difference_map', 'run_mh_sign_maps']
+           'load_mh_panel', 'mh_difference_map', 'run_mh_sign_maps', 'MH_GAMMAS', 'MH_HS',
+           'RES_GAMMAS', 'MH_MAP_CS', 'MH_MAP_SNRS', 'run_mh_panel', 'load_mh_panel',
+           'mh_difference_map', 'run_mh_sign_maps']
+
+# %% ../../nbs/03f_rmt_multihead.ipynb #book-imports
+import json
+import time
+
+import numpy as np
+
+from ..core import ParameterTypeError, check_choice, check_int, check_real
+from ..data import _as_path
+from ..gaussian import _check_bool
+from ..rmt import multihead as _rmh
+from ..rmt.models import _array_arg
+from ..rmt.theory import ridge_error
+from ..store import STORE_NAME, Store, write_npz
+
+# %% ../../nbs/03f_rmt_multihead.ipynb #book-grids
+MH_GAMMAS = np.array([0.01, 0.1, 1.0]) # the gamma grid of the heads and finite-p panels
+MH_HS = (1, 2, 4, 8) # the numbers of heads of the heads panel
+RES_GAMMAS = np.array([1e-3, 0.01, 0.1, 1.0, 10.0]) # the gamma grid of the residual panel
+_IDENTITY = ([1.0], np.zeros((1, 1)), np.zeros((1, 1))) # W = I: one head with zero directions
+
+# %% ../../nbs/03f_rmt_multihead.ipynb #74451a27
+def _res_weights():
+    "The weight configurations of the residual panel: (label, mu, W_K, W_Q, alpha)."
+    mu = np.array([1.0, 0, 0, 0, 0])
+    hk, hq = _rmh.head_family("hetero", 2)[1:]
+    return (("W = I", mu, np.zeros((5, 1)), np.zeros((5, 1)), None),
+            ("aligned r = 1.5", mu, np.array([[1.5, 0, 0, 0, 0]]).T,
+             np.array([[1.5, 0, 0, 0, 0]]).T, None),
+            ("non-symmetric", mu, np.array([[1.2, 0.9, 0, 0, 0]]).T,
+             np.array([[0.3, 0, 1.0, 0, 0]]).T, None),
+            ("hetero H = 2", mu, hk, hq, None),
+            ("hetero H = 2, alpha = (0.6, 1.4)", mu, hk, hq, (0.6, 1.4)))
+
+# %% ../../nbs/03f_rmt_multihead.ipynb #book-heads
+def _heads_panel(p, trials, seed, n_test):
+    "Per-trial errors of XK for the shared and hetero families at H in MH_HS, and W = I."
+    out, one = {}, {"readouts": ("none",)}
+    for ic, (c, tr) in enumerate(zip((0.5, 2.0), trials)):
+        n = round(p / c)
+        configs = [(fam, H, _rmh.head_family(fam, H)) for fam in ("shared", "hetero")
+                   for H in MH_HS]
+        for fam, H, (mu, WK, WQ) in configs + [("identity", 1, _IDENTITY)]:
+            s = _rmh.simulate_multihead("tanh", n, p, mu, WK, WQ, MH_GAMMAS, tr, seed + ic,
+                                        options=one)
+            out[f"E_{c:g}|{fam}|{H}"] = s.train["none"]
+    return out
+
+# %% ../../nbs/03f_rmt_multihead.ipynb #book-residual
+def _residual_panel(p, trials, seed, n_test):
+    "Per-trial training (E_) and fresh-token (T_) errors of every readout and weight configuration."
+    out = {}
+    for ic, (c, tr) in enumerate(zip((0.5, 2.0), trials)):
+        for lab, mu, WK, WQ, al in _res_weights():
+            s = _rmh.simulate_multihead("tanh", round(p / c), p, mu, WK, WQ, RES_GAMMAS, tr,
+                                        seed + ic, alpha=al, options={"n_test": n_test})
+            for r in _rmh.READOUTS:
+                out[f"E_{c:g}|{lab}|{r}"], out[f"T_{c:g}|{lab}|{r}"] = s.train[r], s.test[r]
+    return out
+
+# %% ../../nbs/03f_rmt_multihead.ipynb #book-finite-p
+def _finite_p_panel(p, trials, seed, n_test):
+    "Per-trial errors of XK at c = 1/2 for W = I, shared and hetero H = 2, at p/2, p and 2p."
+    out, one = {}, {"readouts": ("none",)}
+    for ip, (pp, tr) in enumerate(zip((p // 2, p, 2 * p), trials)):
+        for fam, H in (("identity", 1), ("shared", 2), ("hetero", 2)):
+            mu, WK, WQ = _rmh.head_family(fam, H) if fam != "identity" else _IDENTITY
+            s = _rmh.simulate_multihead("tanh", 2 * pp, pp, mu, WK, WQ, MH_GAMMAS, tr, seed + ip,
+                                        options=one)
+            out[f"E_{pp}|{fam}|{H}"] = s.train["none"]
+    return out
+
+# %% ../../nbs/03f_rmt_multihead.ipynb #book-panels
+_PANELS = {"heads": _heads_panel, "residual": _residual_panel, "finite_p": _finite_p_panel}
+
+# %% ../../nbs/03f_rmt_multihead.ipynb #book-params
+def _panel_params(panel, p, trials, n_test) -> dict:
+    "The full parameters of a panel (the key of its store entry), weight configurations included."
+    base = {"panel": panel, "p": p, "trials": list(trials), "f": "tanh", "snr": 1.0}
+    if panel == "residual":
+        weights = {lab: [np.asarray(w, float).tolist() for w in (mu, WK, WQ)]
+                   + [None if al is None else list(al)] for lab, mu, WK, WQ, al in _res_weights()}
+        return {**base, "n_test": n_test, "gammas": RES_GAMMAS.tolist(),
+                "readouts": list(_rmh.READOUTS), "weights": weights}
+    grid = {"gammas": MH_GAMMAS.tolist(), "families": ["identity", "shared", "hetero"]}
+    if panel == "heads": return {**base, **grid, "H": list(MH_HS), "c": [0.5, 2.0]}
+    return {**base, **grid, "H": 2, "c": 0.5, "p_values": [p // 2, p, 2 * p]}
+
+# %% ../../nbs/03f_rmt_multihead.ipynb #book-args
+def _panel_args(panel, p, trials, seed, n_test) -> tuple:
+    "The checked (panel, p, trials, seed, n_test) of run_mh_panel (errors name the parameter)."
+    panel = check_choice("panel", panel, tuple(_PANELS))
+    # the heads panel needs p >= 2 max(H) + 1 (the families live in R^(2H+1))
+    p = check_int("p", p, lo=2 * max(MH_HS) + 1 if panel == "heads" else 10, hi=1 << 16)
+    want = 3 if panel == "finite_p" else 2
+    if isinstance(trials, (str, bytes)) or not isinstance(trials, (tuple, list)):
+        raise ParameterTypeError(f"trials must be a tuple of {want} ints, got "
+                                 f"{type(trials).__name__}")
+    if len(trials) != want:
+        raise ValueError(f"trials must have {want} entries for the {panel} panel, got "
+                         f"{len(trials)}")
+    trials = tuple(check_int(f"trials[{i}]", t, lo=2, hi=10**6) for i, t in enumerate(trials))
+    seed = check_int("seed", seed, lo=0, hi=2**63 - 1)
+    n_test = check_int("n_test", n_test, lo=1 if panel == "residual" else 0, hi=10**7)
+    return panel, p, trials, seed, n_test
+
+# %% ../../nbs/03f_rmt_multihead.ipynb #book-store
+def _store_beside(store, path) -> Store:
+    "`store`, or the store of the folder of `path` (attnstat.sqlite) for None."
+    if store is None: return Store(path.parent / STORE_NAME)
+    if not isinstance(store, Store):
+        raise ParameterTypeError(f"store must be an attnstat.store.Store or None, got "
+                                 f"{type(store).__name__}")
+    return store
+
+# %% ../../nbs/03f_rmt_multihead.ipynb #20bb037c
+def run_mh_panel(path, # NPZ file the figures read (replaced atomically)
+                 panel:str, # "heads" (against H), "residual" (with test errors) or "finite_p"
+                 p:int=512, # embedding dimension
+                 trials:tuple=(10, 24), # trials at c = 1/2 and 2 (finite_p: at p/2, p and 2p)
+                 seed:int=2031, # the configurations at one c (or p) share their contexts (paired)
+                 n_test:int=1000, # fresh tokens per context (residual panel)
+                 store=None, # a Store; None: attnstat.sqlite in the folder of `path`
+                 fresh:bool=False, # recompute even when the store holds the panel
+                ) -> dict:
+    """Simulate a panel of the chapter (tanh) through the store, write its NPZ, return its meta.
+
+    Parameters
+    ----------
+    path
+        NPZ file the figures read (replaced atomically)
+    panel : str
+        "heads" (against H), "residual" (with test errors) or "finite_p"
+    p : int, default 512
+        embedding dimension
+    trials : tuple, default (10, 24)
+        trials at c = 1/2 and 2 (finite_p: at p/2, p and 2p)
+    seed : int, default 2031
+        the configurations at one c (or p) share their contexts (paired)
+    n_test : int, default 1000
+        fresh tokens per context (residual panel)
+    store : default None
+        a Store; None: attnstat.sqlite in the folder of `path`
+    fresh : bool, default False
+        recompute even when the store holds the panel
+    """
+    path = _as_path("path", path)
+    panel, p, trials, seed, n_test = _panel_args(panel, p, trials, seed, n_test)
+    fresh, store = _check_bool("fresh", fresh), _store_beside(store, path)
+    params = _panel_params(panel, p, trials, n_test)
+    def compute():
+        t0 = time.time(); out = _PANELS[panel](p, trials, seed, n_test)
+        meta = {"panel": panel, "p": p, "trials": list(trials), "seed": seed, "n_test": n_test,
+                "f": "tanh", "snr": 1.0, "labels": [k[2:] for k in out if k.startswith("E_")],
+                "gammas": params["gammas"], "seconds": time.time() - t0}
+        return {"meta": np.array(json.dumps(meta)), **out}
+    arrays = store.cached_arrays("rmt_mh_panel", params, compute, seed=seed, fresh=fresh)
+    write_npz(path, arrays)
+    return json.loads(str(arrays["meta"]))
+
+# %% ../../nbs/03f_rmt_multihead.ipynb #bbdacb9e
+def load_mh_panel(path, # NPZ written by run_mh_panel
+                 ) -> tuple:
+    """(meta, arrays) of a cached panel: arrays maps 'E_key' / 'T_key' to (trials, G) errors.
+
+    Parameters
+    ----------
+    path
+        NPZ written by run_mh_panel
+    """
+    path = _as_path("path", path)
+    with np.load(path, allow_pickle=False) as z:
+        if "meta" not in z.files:
+            raise ValueError(f"path: {str(path)!r} is not a panel of run_mh_panel (no meta)")
+        return json.loads(str(z["meta"])), {k: z[k] for k in z.files if k != "meta"}
+
+# %% ../../nbs/03f_rmt_multihead.ipynb #book-map-grid
+MH_MAP_CS = np.round(np.geomspace(0.25, 4.0, 13), 4) # aspect ratios c of the sign maps
+MH_MAP_SNRS = np.round(np.geomspace(0.25, 4.0, 9), 4) # ||mu||^2 values of the sign maps
+
+# %% ../../nbs/03f_rmt_multihead.ipynb #a61009a4
+def mh_difference_map(residual, # a name from residual_names() or a Readout
+                      scale:str, # "raw", "relative" or "dof"
+                      *, cs=MH_MAP_CS, # aspect ratios in [1e-6, 1e6]
+                      snrs=MH_MAP_SNRS, # ||mu||^2 values in [0, 1e12]
+                      gamma:float=0.01, # the (raw or ridge-relative) regularisation, > 0
+                      aligned:bool=False, # w_K = w_Q = mu_hat (else W = I)
+                     ) -> np.ndarray:
+    """E(readout) - E_RR (tanh, one head) on a (c, SNR) grid at the regularisation chosen by
+    `scale`.
+
+    Parameters
+    ----------
+    residual
+        a name from residual_names() or a Readout
+    scale : str
+        "raw", "relative" or "dof"
+    cs : default MH_MAP_CS
+        aspect ratios in [1e-6, 1e6]
+    snrs : default MH_MAP_SNRS
+        ||mu||^2 values in [0, 1e12]
+    gamma : float, default 0.01
+        the (raw or ridge-relative) regularisation, > 0
+    aligned : bool, default False
+        w_K = w_Q = mu_hat (else W = I)
+    """
+    ro = _rmh._resolve(_rmh.READOUTS, _rmh.Readout, "residual", residual)
+    scale = check_choice("scale", scale, _rmh._SCALES)
+    cs, snrs = _array_arg("cs", cs, ndim=1), _array_arg("snrs", snrs, ndim=1)
+    if np.any(cs < 1e-6) or np.any(cs > 1e6): raise ValueError("cs must lie in [1e-6, 1e6]")
+    if np.any(snrs < 0) or np.any(snrs > 1e12): raise ValueError("snrs must lie in [0, 1e12]")
+    gamma = check_real("gamma", gamma, lo=0.0, lo_open=True)
+    aligned = _check_bool("aligned", aligned)
+    out = np.empty((len(cs), len(snrs)))
+    w = np.array([[1.0], [0.0]]) if aligned else np.zeros((2, 1))
+    for i, c in enumerate(cs):      # the regularisations do not depend on the SNR
+        gA, gR = _rmh._readout_gammas("tanh", float(c), np.array([gamma]), scale, {"residual": ro})
+        for j, s in enumerate(snrs):
+            E = _rmh.multihead_theory("tanh", c=float(c), gamma=gA, mu=[np.sqrt(s), 0.0], W_K=w,
+                                      W_Q=w, residual=ro)
+            out[i, j] = E.error[0] - ridge_error(c=float(c), gamma=float(gR[0]), snr=float(s))
+    return out
+
+# %% ../../nbs/03f_rmt_multihead.ipynb #book-sign-maps
+def run_mh_sign_maps(path, # NPZ file the figure reads (replaced atomically)
+                     store=None, # a Store; None: attnstat.sqlite in the folder of `path`
+                     fresh:bool=False, # recompute even when the store holds the maps
+                    ) -> dict:
+    """The chapter's sign maps (sum and concat, three scales, gamma = 0.01, W = I) through the
+    store.
+
+    Parameters
+    ----------
+    path
+        NPZ file the figure reads (replaced atomically)
+    store : default None
+        a Store; None: attnstat.sqlite in the folder of `path`
+    fresh : bool, default False
+        recompute even when the store holds the maps
+    """
+    path = _as_path("path", path)
+    fresh, store = _check_bool("fresh", fresh), _store_beside(store, path)
+    readouts, scales = ("sum", "concat"), ("raw", "relative", "dof")
+    params = {"f": "tanh", "gamma": 0.01, "weights": "W = I", "cs": MH_MAP_CS.tolist(),
+              "snrs": MH_MAP_SNRS.tolist(), "readouts": list(readouts), "scales": list(scales)}
+    def compute():
+        maps = {f"{r}|{sc}": mh_difference_map(r, sc, cs=MH_MAP_CS, snrs=MH_MAP_SNRS)
+                for r in readouts for sc in scales}
+        meta = json.dumps({"f": "tanh", "gamma": 0.01, "weights": "W = I"})
+        return {"cs": MH_MAP_CS, "snrs": MH_MAP_SNRS, "meta": np.array(meta), **maps}
+    arrays = store.cached_arrays("rmt_mh_sign_maps", params, compute, fresh=fresh)
+    write_npz(path, arrays)
+    return arrays
 
 # %% ../../nbs/03f_rmt_multihead.ipynb #book-imports
 import json

@@ -7,7 +7,477 @@ nbs/03d_rmt_vs_ridge.ipynb."""
 __all__ = ['SIM_ACTIVATIONS', 'PANELS', 'MAP_CS', 'MAP_SNRS', 'MAP_CONFIGS', 'read_npz',
            'panel_spec', 'run_panel', 'load_panel', 'sim_stats', 'map_key', 'run_sign_maps',
            'simulate_points', 'load_points', 'scale_check_points', 'cos_check_points',
-           'sensitivity_points']
+           'sensitivity_points', 'SIM_ACTIVATIONS', 'PANELS', 'MAP_CS', 'MAP_SNRS', 'MAP_CONFIGS',
+           'read_npz', 'panel_spec', 'run_panel', 'load_panel', 'sim_stats', 'map_key',
+           'run_sign_maps', 'simulate_points', 'load_points', 'scale_check_points',
+           'cos_check_points', 'sensitivity_points']
+
+# %% ../../nbs/03d_rmt_vs_ridge.ipynb #bk03d-imports
+import json, math, time, zipfile, zlib
+from concurrent.futures import ProcessPoolExecutor
+import numpy as np
+from ..core import ParameterTypeError, check_choice, check_int, check_memory, spawn
+from ..data import _as_path, data_path
+from ..rmt.hermite import activation
+from ..rmt.models import empirical_errors
+from ..rmt.sweeps import (WEIGHTS, difference_map, feature_scale, matched_dof_gamma,
+                                 ridge_effective_dof)
+from ..store import STORE_NAME, CacheError, Store, write_npz
+
+# %% ../../nbs/03d_rmt_vs_ridge.ipynb #bk03d-flag
+def _flag(name:str, value) -> bool:
+    "`value` once checked that it is True or False (else a TypeError naming `name`)."
+    if not isinstance(value, bool):
+        raise ParameterTypeError(f"{name} must be True or False, got {value!r}")
+    return value
+
+# %% ../../nbs/03d_rmt_vs_ridge.ipynb #bk03d-npzstore
+def _npz_store(path) -> Store:
+    "The store behind an NPZ export: `attnstat.sqlite` in its folder (as for `run_sweep`)."
+    return Store(path.parent / STORE_NAME)
+
+# %% ../../nbs/03d_rmt_vs_ridge.ipynb #bk03d-damaged
+def _damaged(path, why:str) -> CacheError:
+    "The CacheError of a damaged NPZ export, with how to start afresh."
+    return CacheError(f"NPZ export {str(path)!r} is damaged or is not an NPZ archive ({why}); "
+                      "start afresh: delete it and run the chapter's recompute cell again "
+                      "(ATTNSTAT_RECOMPUTE=1): the runner writes it again from the store "
+                      f"{str(path.parent / STORE_NAME)!r}, and recomputes with fresh=True")
+
+# %% ../../nbs/03d_rmt_vs_ridge.ipynb #bk03d-readnpz
+def read_npz(path, # an NPZ export
+            ) -> dict:
+    """Every array of an NPZ export (no pickles, sizes checked first), or a CacheError if damaged.
+
+    Parameters
+    ----------
+    path
+        an NPZ export
+    """
+    path = _as_path("path", path)
+    if not path.is_file():
+        if path.exists(): raise ValueError(f"path must be a regular file, got {str(path)!r}")
+        raise FileNotFoundError(f"path: no NPZ file {str(path)!r}")
+    try:
+        with zipfile.ZipFile(path) as zf: need = sum(i.file_size for i in zf.infolist())
+    except (zipfile.BadZipFile, OSError) as e: raise _damaged(path, str(e)) from None
+    check_memory("path", 2.0 * need)   # the header's sizes, before anything is decompressed
+    try:
+        with np.load(path, allow_pickle=False) as z: return {k: z[k] for k in z.files}
+    except (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError) as e:
+        raise _damaged(path, f"{type(e).__name__}: {e}") from None
+
+# %% ../../nbs/03d_rmt_vs_ridge.ipynb #bk03d-cachedjobs
+def _cached_jobs(store:Store, table:str, keys:list, work, jobs:list, processes:int=1,
+                 fresh:bool=False) -> list:
+    "Each job's arrays: its store entry, else `work(job)`, committed as soon as it is done."
+    out = [None if fresh else store.get_arrays(table, p, seed=s) for p, s in keys]
+    todo = [k for k, a in enumerate(out) if a is None]
+    def commit(k, arrays):
+        store.put_arrays(table, keys[k][0], arrays, seed=keys[k][1])
+        out[k] = {name: np.asarray(a) for name, a in arrays.items()}
+    if processes > 1 and len(todo) > 1:
+        with ProcessPoolExecutor(min(processes, len(todo))) as ex:
+            for k, arrays in zip(todo, ex.map(work, [jobs[k] for k in todo])): commit(k, arrays)
+    else:
+        for k in todo: commit(k, work(jobs[k]))
+    return out
+
+# %% ../../nbs/03d_rmt_vs_ridge.ipynb #bk03d-simacts
+SIM_ACTIVATIONS = (("tanh", None), ("clipped_relu", 2.0), ("exp_truncated", 2.0)) # (name, level)
+
+# %% ../../nbs/03d_rmt_vs_ridge.ipynb #bk03d-pt
+def _pt(f, level, n, p, mu, w_K, w_Q, **extra) -> dict:
+    "One simulation point of a panel, as plain JSON values."
+    return {"f": f, "level": level, "n": int(n), "p": int(p), "mu": [float(v) for v in mu],
+            "w_K": [float(v) for v in w_K], "w_Q": [float(v) for v in w_Q], **extra}
+
+# %% ../../nbs/03d_rmt_vs_ridge.ipynb #bk03d-vecs
+_E1, _E2, _Z = [1.0, 0.0], [0.0, 1.0], [0.0, 0.0] # mu along e1, e2 orthogonal to it, zero weights
+
+# %% ../../nbs/03d_rmt_vs_ridge.ipynb #bk03d-pgamma
+def _panel_gamma() -> tuple:
+    "Paper Fig. 1(a): p = 2048, n = 512, ||mu||^2 = 1, against gamma."
+    pts = [_pt(f, L, 512, 2048, _E1, _Z, _Z, x=0.0) for f, L in SIM_ACTIVATIONS]
+    return pts, np.logspace(-5, 2, 29), 10
+
+# %% ../../nbs/03d_rmt_vs_ridge.ipynb #bk03d-pp
+def _panel_p() -> tuple:
+    "Fig. 1(b)'s p/n grid at n = 2048 (the figure: theory at n = 4096), gamma = 1e-5."
+    rs = (1/16, 1/8, 1/4, 1/2, 3/4, 7/8, 1, 9/8, 5/4, 3/2, 2)
+    pts = [_pt(f, L, 2048, round(r * 2048), _E1, _Z, _Z, x=r * 2048)
+           for f, L in SIM_ACTIVATIONS for r in rs]
+    return pts, np.array([1e-5]), 3
+
+# %% ../../nbs/03d_rmt_vs_ridge.ipynb #bk03d-psnr
+def _panel_snr() -> tuple:
+    "Fig. 1(c): p = 512, n = 2048 (c = 1/4), against the SNR."
+    pts = [_pt(f, L, 2048, 512, [math.sqrt(s), 0.0], _Z, _Z, x=float(s))
+           for f, L in SIM_ACTIVATIONS for s in np.arange(0, 5.01, 0.5)]
+    return pts, np.array([1e-5]), 8
+
+# %% ../../nbs/03d_rmt_vs_ridge.ipynb #bk03d-prandom
+def _panel_random() -> tuple:
+    "mu = 0, c in {1/4, 1/2, 2}, four activations."
+    pts = [_pt(f, L, 1024, round(c * 1024), _Z, _Z, _Z, c=c)
+           for f, L in SIM_ACTIVATIONS + (("cos", None),) for c in (0.25, 0.5, 2.0)]
+    return pts, np.logspace(-5, 1, 25), 6
+
+# %% ../../nbs/03d_rmt_vs_ridge.ipynb #bk03d-pstruct
+def _panel_structured() -> tuple:
+    "E_Attn - E_RR against ||mu||^2: W = I, w orthogonal to mu, w aligned with it."
+    ws = (("identity", _Z), ("orthogonal", _E2), ("aligned", _E1))
+    pts = [_pt("tanh", None, 1024, round(c * 1024), [math.sqrt(s), 0.0], w, w, c=c,
+               weights=wname, x=float(s))
+           for c in (0.25, 2.0) for wname, w in ws for s in np.arange(0, 5.01, 1.0)]
+    return pts, np.array([1e-5, 1e-1, 1.0]), 6
+
+# %% ../../nbs/03d_rmt_vs_ridge.ipynb #bk03d-palign
+def _panel_alignment() -> tuple:
+    "w_K = w_Q at angle phi with mu (||mu||^2 = 1), and w_K = mu with only w_Q rotated (asym)."
+    pts = []
+    for c in (0.25, 2.0):
+        n, p = 1024, round(c * 1024)
+        for phi in np.linspace(0, np.pi / 2, 7):
+            w = [math.cos(phi), math.sin(phi)]
+            pts.append(_pt("tanh", None, n, p, _E1, w, w, c=c, x=float(phi)))
+        for phi in np.linspace(0, np.pi / 2, 4):
+            w = [math.cos(phi), math.sin(phi)]
+            pts.append(_pt("tanh", None, n, p, _E1, _E1, w, c=c, x=float(phi), asym=True))
+    return pts, np.array([1e-5, 1e-1, 1.0]), 6
+
+# %% ../../nbs/03d_rmt_vs_ridge.ipynb #bk03d-pcheck
+def _panel_check() -> tuple:
+    "03c_rmt_theory: theory against simulation at p = 512, n = 1024."
+    wk, wq = [0.6, 0.8], [1.2, -0.3]
+    pts = [_pt("tanh", None, 1024, 512, _E1, _Z, _Z, label="tanh, W = I"),
+           _pt("tanh", None, 1024, 512, _E1, wk, wq, label="tanh, w_K != w_Q"),
+           _pt("tanh", None, 1024, 512, _E1, wk, wq, kernel="gaussian",
+               label="tanh, w_K != w_Q, Gaussian equivalent"),
+           _pt("relu", None, 1024, 512, _E1, _E1, _E1, diag="keep",
+               label="ReLU (diagonal kept), aligned"),
+           _pt("sign", None, 1024, 512, _E1, _Z, _Z, label="sign, W = I")]
+    return pts, np.logspace(-4, 1, 11), 6
+
+# %% ../../nbs/03d_rmt_vs_ridge.ipynb #bk03d-pfinite
+def _panel_finite_size() -> tuple:
+    "Aligned weights, strong signal, c = 1/4: the gap against p."
+    mu = [math.sqrt(3.0), 0.0]
+    pts = [_pt("tanh", None, n, n // 4, mu, _E1, _E1, x=float(n // 4))
+           for n in (512, 1024, 2048, 4096)]
+    pts.append(_pt("tanh", None, 1024, 256, mu, _E1, _E1, kernel="gaussian", x=256.0))
+    return pts, np.array([1e-5, 1e-1]), 6
+
+# %% ../../nbs/03d_rmt_vs_ridge.ipynb #bk03d-panels
+PANELS = {"gamma": _panel_gamma, "p": _panel_p, "snr": _panel_snr, "random": _panel_random,
+          "structured": _panel_structured, "alignment": _panel_alignment, "check": _panel_check,
+          "finite_size": _panel_finite_size} # panel name -> () -> (points, gammas, trials)
+
+# %% ../../nbs/03d_rmt_vs_ridge.ipynb #bc785121
+def panel_spec(name:str, # a key of PANELS
+              ) -> tuple:
+    """The simulation points, gamma grid and trials of a panel: (points, gammas, trials).
+
+    Parameters
+    ----------
+    name : str
+        a key of PANELS
+    """
+    return PANELS[check_choice("name", name, tuple(PANELS))]()
+
+# %% ../../nbs/03d_rmt_vs_ridge.ipynb #bk03d-paneljob
+def _panel_job(job:tuple) -> dict:
+    "One point of a panel: per-trial attention and paired ridge errors (a worker of run_panel)."
+    pt, gammas, trials, rng, label = job
+    t0 = time.time()
+    e = empirical_errors(activation(pt["f"], level=pt["level"]), pt["n"], pt["p"], pt["mu"],
+                         pt["w_K"], pt["w_Q"], gammas, trials, rng, diag=pt.get("diag", "zero"),
+                         kernel=pt.get("kernel", "real"))
+    if label: print(f"{label} {time.time() - t0:.0f}s", flush=True)
+    return {"attention": e.attention, "ridge": e.ridge, "seconds": time.time() - t0}
+
+# %% ../../nbs/03d_rmt_vs_ridge.ipynb #567b82a0
+def run_panel(name:str, # a key of PANELS
+              path=None, # the NPZ export (default: rmt_sim_{name}.npz in the user data folder)
+              trials:int|None=None, # override the panel's trials
+              seed:int=2026, # base seed; point k uses the k-th spawned child
+              verbose:bool=False, # print progress
+              fresh:bool=False, # recompute the points that the store holds
+             ) -> dict:
+    """Simulate each point of a panel (or take it from the store); write and return the NPZ export.
+
+    Parameters
+    ----------
+    name : str
+        a key of PANELS
+    path : default None
+        the NPZ export (default: rmt_sim_{name}.npz in the user data folder)
+    trials : int | None, default None
+        override the panel's trials
+    seed : int, default 2026
+        base seed; point k uses the k-th spawned child
+    verbose : bool, default False
+        print progress
+    fresh : bool, default False
+        recompute the points that the store holds
+    """
+    pts, gammas, T = panel_spec(name)
+    T = T if trials is None else check_int("trials", trials, lo=2)
+    seed, verbose = check_int("seed", seed, lo=0), _flag("verbose", verbose)
+    path = data_path(f"rmt_sim_{name}.npz", write=True) if path is None else _as_path("path", path)
+    keys = [({"panel": name, "index": k, "points": len(pts), "point": pt,
+              "gammas": gammas.tolist(), "trials": T}, seed) for k, pt in enumerate(pts)]
+    jobs = [(pt, gammas, T, rng, f"{name} {k + 1}/{len(pts)}" if verbose else "")
+            for k, (pt, rng) in enumerate(zip(pts, spawn(seed, len(pts))))]
+    res = _cached_jobs(_npz_store(path), path.stem, keys, _panel_job, jobs,
+                       fresh=_flag("fresh", fresh))
+    out = {"gamma": gammas, "attention": np.stack([r["attention"] for r in res]),
+           "ridge": np.stack([r["ridge"] for r in res]), "points": json.dumps(pts), "trials": T,
+           "seed": seed, "panel": name, "seconds": sum(float(r["seconds"]) for r in res)}
+    write_npz(path, out)
+    return out
+
+# %% ../../nbs/03d_rmt_vs_ridge.ipynb #c2ace59a
+def load_panel(path, # an NPZ export written by run_panel
+              ) -> dict:
+    """A cached panel: gamma, attention and ridge (points, trials, gammas), points, trials, seed.
+
+    Parameters
+    ----------
+    path
+        an NPZ export written by run_panel
+    """
+    d = read_npz(path)
+    missing = sorted({"gamma", "attention", "ridge", "points", "trials", "seed", "panel"} - set(d))
+    if missing: raise _damaged(_as_path("path", path), f"not a panel: no {missing}")
+    d["points"] = json.loads(str(d["points"]))
+    for k in ("trials", "seed"): d[k] = int(d[k])
+    d["panel"], d["seconds"] = str(d["panel"]), float(d.get("seconds", 0.0))
+    return d
+
+# %% ../../nbs/03d_rmt_vs_ridge.ipynb #00d80d3f
+def sim_stats(panel:dict, # a panel from load_panel
+              which:str="attention", # "attention", "ridge" or "difference"
+             ) -> tuple:
+    """Mean and standard error over trials, shape (points, gammas).
+
+    Parameters
+    ----------
+    panel : dict
+        a panel from load_panel
+    which : str, default 'attention'
+        "attention", "ridge" or "difference"
+    """
+    if not isinstance(panel, dict):
+        raise ParameterTypeError(f"panel must be a dict (load_panel), got {type(panel).__name__}")
+    check_choice("which", which, ("attention", "ridge", "difference"))
+    a = panel["attention"] - panel["ridge"] if which == "difference" else panel[which]
+    k = a.shape[1]
+    return a.mean(axis=1), a.std(axis=1, ddof=1) / math.sqrt(k)
+
+# %% ../../nbs/03d_rmt_vs_ridge.ipynb #bk03d-mapgrid
+MAP_CS, MAP_SNRS = np.geomspace(0.1, 4.0, 24), np.linspace(0.0, 5.0, 21) # the (c, SNR) grid
+
+# %% ../../nbs/03d_rmt_vs_ridge.ipynb #bk03d-mapconfigs
+MAP_CONFIGS = tuple((w, sc, g, t) for w in WEIGHTS for sc, g, t in
+                    (("raw", 1.0, False), ("relative", 1.0, False), ("dof", 1.0, False),
+                     ("raw", 0.1, False), ("relative", 0.1, False), ("raw", None, False),
+                     ("relative", 1.0, True), ("raw", 1.0, True))) # (weights, scale, gamma, test)
+
+# %% ../../nbs/03d_rmt_vs_ridge.ipynb #bk03d-mapjob
+def _map_job(config:tuple) -> dict:
+    "One map of MAP_CONFIGS (a worker of run_sign_maps)."
+    w, sc, g, t = config
+    t0 = time.time()
+    M = difference_map("tanh", cs=MAP_CS, snrs=MAP_SNRS, weights=w, gamma=g, scale=sc, test=t)
+    return {"map": M, "seconds": time.time() - t0}
+
+# %% ../../nbs/03d_rmt_vs_ridge.ipynb #382bb566
+def map_key(weights:str, # a key of WEIGHTS
+            scale:str, # "raw", "relative" or "dof"
+            gamma:float|None, # ridge parameter (None: the ridgeless limit)
+            test:bool=False, # the test-error map (False: interpolation error)
+           ) -> str:
+    """The NPZ key of one map.
+
+    Parameters
+    ----------
+    weights : str
+        a key of WEIGHTS
+    scale : str
+        "raw", "relative" or "dof"
+    gamma : float | None
+        ridge parameter (None: the ridgeless limit)
+    test : bool, default False
+        the test-error map (False: interpolation error)
+    """
+    g = "ridgeless" if gamma is None else format(gamma, "g")
+    return f"{weights}|{scale}|{g}|{'test' if test else 'train'}"
+
+# %% ../../nbs/03d_rmt_vs_ridge.ipynb #578efa2b
+def run_sign_maps(path, # the NPZ export
+                  processes:int=1, # worker processes (the numbers do not depend on it)
+                  fresh:bool=False, # recompute the maps that the store holds
+                 ) -> dict:
+    """Theory maps of E_Attn - E_RR (tanh) over (c, SNR) for MAP_CONFIGS; write the NPZ export.
+
+    Parameters
+    ----------
+    path
+        the NPZ export
+    processes : int, default 1
+        worker processes (the numbers do not depend on it)
+    fresh : bool, default False
+        recompute the maps that the store holds
+    """
+    path = _as_path("path", path); processes = check_int("processes", processes, lo=1, hi=256)
+    keys = [({"f": "tanh", "weights": w, "scale": sc, "gamma": g, "test": t,
+              "cs": MAP_CS.tolist(), "snrs": MAP_SNRS.tolist()}, None)
+            for w, sc, g, t in MAP_CONFIGS]
+    res = _cached_jobs(_npz_store(path), path.stem, keys, _map_job, list(MAP_CONFIGS), processes,
+                       _flag("fresh", fresh))
+    out = {map_key(*cf): r["map"] for cf, r in zip(MAP_CONFIGS, res)}
+    out.update(cs=MAP_CS, snrs=MAP_SNRS, seconds=sum(float(r["seconds"]) for r in res))
+    write_npz(path, out)
+    return out
+
+# %% ../../nbs/03d_rmt_vs_ridge.ipynb #4e092ee9
+def _simulate_one(job:tuple) -> dict:
+    "One point of simulate_points (a worker: module-level so that a process pool can pickle it)."
+    pt, trials, rng = job
+    t0 = time.time()
+    e = empirical_errors(activation(pt["f"], level=pt.get("level")), pt["n"], pt["p"], pt["mu"],
+                         pt["w_K"], pt["w_Q"], np.asarray(pt["gammas"], float), trials, rng,
+                         diag=pt.get("diag", "zero"), kernel=pt.get("kernel", "real"))
+    return {"attention": e.attention, "ridge": e.ridge, "seconds": time.time() - t0}
+
+# %% ../../nbs/03d_rmt_vs_ridge.ipynb #bk03d-checkpoints
+def _check_points(points) -> list:
+    "The points of simulate_points, once checked (dicts with n, p and gammas) and sized."
+    if not isinstance(points, (list, tuple)) or not all(isinstance(p, dict) for p in points):
+        raise ParameterTypeError("points must be a list of dicts")
+    for k, pt in enumerate(points):
+        if not {"f", "n", "p", "mu", "w_K", "w_Q", "gammas"} <= set(pt):
+            raise ValueError(f"points[{k}] must have f, n, p, mu, w_K, w_Q and gammas")
+        n, p = check_int("n", pt["n"], lo=2), check_int("p", pt["p"], lo=1)
+        check_memory("n, p", 8.0 * (5 * n ** 2 + 4 * p * n + 2 * p ** 2))
+    return list(points)
+
+# %% ../../nbs/03d_rmt_vs_ridge.ipynb #49b17bbf
+def simulate_points(points:list, # dicts with f, n, p, mu, w_K, w_Q, gammas (own grid), level
+                    path, # the NPZ export
+                    trials:int=6, # draws per point
+                    seed:int=2028, # point k uses the k-th child of SeedSequence(seed)
+                    processes:int=1, # worker processes (the numbers do not depend on it)
+                    fresh:bool=False, # recompute the points that the store holds
+                   ) -> dict:
+    """Simulate E_Attn and E_RR (paired, per trial) at points with their own gamma grids; cache
+    them.
+
+    Parameters
+    ----------
+    points : list
+        dicts with f, n, p, mu, w_K, w_Q, gammas (own grid), level
+    path
+        the NPZ export
+    trials : int, default 6
+        draws per point
+    seed : int, default 2028
+        point k uses the k-th child of SeedSequence(seed)
+    processes : int, default 1
+        worker processes (the numbers do not depend on it)
+    fresh : bool, default False
+        recompute the points that the store holds
+    """
+    points, path = _check_points(points), _as_path("path", path)
+    trials, seed = check_int("trials", trials, lo=2), check_int("seed", seed, lo=0)
+    processes = check_int("processes", processes, lo=1, hi=256)
+    seeds = np.random.SeedSequence(seed).spawn(len(points))
+    jobs = [(pt, trials, np.random.default_rng(s)) for pt, s in zip(points, seeds)]
+    keys = [({"index": k, "points": len(points), "point": pt, "trials": trials}, seed)
+            for k, pt in enumerate(points)]
+    res = _cached_jobs(_npz_store(path), path.stem, keys, _simulate_one, jobs, processes,
+                       _flag("fresh", fresh))
+    out = {"points": json.dumps(points), "trials": trials, "seed": seed,
+           "seconds": sum(float(r["seconds"]) for r in res)}
+    for k, r in enumerate(res):
+        out[f"attention_{k}"], out[f"ridge_{k}"] = r["attention"], r["ridge"]
+    write_npz(path, out)
+    return out
+
+# %% ../../nbs/03d_rmt_vs_ridge.ipynb #ff1a9a0a
+def load_points(path, # an NPZ export written by simulate_points
+               ) -> list:
+    """The cached points, each with its gammas and per-trial 'attention' and 'ridge' (trials,
+    gammas).
+
+    Parameters
+    ----------
+    path
+        an NPZ export written by simulate_points
+    """
+    z = read_npz(path)
+    if "points" not in z: raise _damaged(_as_path("path", path), "no points")
+    pts = json.loads(str(z["points"]))
+    for k, pt in enumerate(pts): pt["attention"], pt["ridge"] = z[f"attention_{k}"], z[f"ridge_{k}"]
+    return pts
+
+# %% ../../nbs/03d_rmt_vs_ridge.ipynb #88fcaeed
+def scale_check_points(p:int=1024, # embedding dimension
+                      ) -> list:
+    """Spot checks of the sign maps (tanh, c, SNR in {1/2, 2}, W = I or aligned) at three gamma
+    scales.
+
+    Parameters
+    ----------
+    p : int, default 1024
+        embedding dimension
+    """
+    p = check_int("p", p, lo=2)
+    pts = []
+    for c in (0.5, 2.0):
+        tau = feature_scale("tanh", c=c)
+        g_dof = matched_dof_gamma("tanh", c=c, dof=ridge_effective_dof(c=c, gamma=c))
+        gam = sorted({1e-5, 0.1, 1.0, 0.1 * c, c, 0.1 * tau, tau, g_dof})
+        for s in (0.5, 2.0):
+            for wname in ("identity", "aligned"):
+                w = WEIGHTS[wname][0]
+                pts.append({"f": "tanh", "n": round(p / c), "p": p, "mu": [math.sqrt(s), 0.0],
+                            "w_K": w, "w_Q": w, "gammas": gam, "c": c, "snr": s,
+                            "weights": wname, "tau": tau, "gamma_dof": g_dof})
+    return pts
+
+# %% ../../nbs/03d_rmt_vs_ridge.ipynb #35ab87b4
+def cos_check_points(p:int=512, # embedding dimension
+                    ) -> list:
+    """The a_1 = 0 contrast: cos at c in {1/4, 1/2}, SNR in {1/2, 2}, W = I or aligned.
+
+    Parameters
+    ----------
+    p : int, default 512
+        embedding dimension
+    """
+    p = check_int("p", p, lo=2)
+    return [{"f": "cos", "n": round(p / c), "p": p, "mu": [math.sqrt(s), 0.0],
+             "w_K": WEIGHTS[wn][0], "w_Q": WEIGHTS[wn][0], "gammas": [1e-5, 0.1], "c": c,
+             "snr": s, "weights": wn}
+            for c in (0.25, 0.5) for s in (0.5, 2.0) for wn in ("identity", "aligned")]
+
+# %% ../../nbs/03d_rmt_vs_ridge.ipynb #482402d9
+def sensitivity_points(p:int=1024, # embedding dimension
+                      ) -> list:
+    """The p/n sensitivity claim: tanh, W = I or aligned, SNR 2, c in {1/4, 1/2, 3/4}, gamma = 1e-5.
+
+    Parameters
+    ----------
+    p : int, default 1024
+        embedding dimension
+    """
+    p = check_int("p", p, lo=2)
+    return [{"f": "tanh", "n": round(p / c), "p": p, "mu": [math.sqrt(2.0), 0.0],
+             "w_K": WEIGHTS[wn][0], "w_Q": WEIGHTS[wn][0], "gammas": [1e-5], "c": c,
+             "snr": 2.0, "weights": wn}
+            for c in (0.25, 0.5, 0.75) for wn in ("identity", "aligned")]
 
 # %% ../../nbs/03d_rmt_vs_ridge.ipynb #bk03d-imports
 import json, math, time, zipfile, zlib
