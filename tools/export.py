@@ -110,6 +110,13 @@ def write_package_docstring(lib: Path = LIB) -> None:
 
 def export(root: Path = ROOT) -> list[str]:
     "Run nbdev-export in `root`, then wrap the `__all__` lists; the modules whose `__all__` was rewrapped."
+    import fcntl   # one export at a time: two at once would both append the per-cell target modules
+    with open(root / ".export.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _export(root)
+
+def _export(root: Path) -> list[str]:
+    "The export itself (under the lock of `export`)."
     reset_cell_targets(root)
     subprocess.run([str(Path(sys.executable).parent / "nbdev-export")], cwd=root, check=True)
     write_package_docstring(root / "attnstat")

@@ -20,14 +20,14 @@ from ..sweep import run_sweep
 # %% auto #0
 __all__ = ['FIGURES', 'QUICK_STAMP', 'RISK_ACTIVATIONS', 'FIG_LABEL', 'FIG_CAP', 'BOOK_MARKER',
            'KERNEL_MODULES', 'THREAD_VARS', 'BACKEND_START', 'KERNEL_START', 'KERNEL_STOP',
-           'DEFAULT_CHAPTER_SECONDS', 'TIMES_NAME', 'REFERENCE_CALIBRATION', 'FigureRecipe',
-           'register_figure', 'get_figure', 'stamp_quick', 'figure_paths', 'panels_by_control',
-           'draw_figure', 'reproduce_figure', 'reproduce', 'summary_table', 'interactive_figure',
-           'load_rows', 'risk_vs_nu_point', 'attention_vs_ridge_point', 'error_vs_alpha_point',
-           'packaged_notebooks', 'notebooks_folder', 'recipe_of', 'book_figures', 'kernel_missing',
-           'reproduce_chapter', 'calibrate', 'contention', 'blas_threads', 'reference_times',
-           'load_times', 'recipe_units', 'chapter_units', 'estimate_seconds', 'select_figures',
-           'reproduce_book']
+           'JUPYTER_IMPORT', 'DEFAULT_CHAPTER_SECONDS', 'TIMES_NAME', 'REFERENCE_CALIBRATION',
+           'FigureRecipe', 'register_figure', 'get_figure', 'stamp_quick', 'figure_paths',
+           'panels_by_control', 'draw_figure', 'reproduce_figure', 'reproduce', 'summary_table',
+           'interactive_figure', 'load_rows', 'risk_vs_nu_point', 'attention_vs_ridge_point',
+           'error_vs_alpha_point', 'packaged_notebooks', 'notebooks_folder', 'recipe_of',
+           'book_figures', 'kernel_missing', 'reproduce_chapter', 'calibrate', 'contention',
+           'blas_threads', 'reference_times', 'load_times', 'recipe_units', 'chapter_units',
+           'estimate_seconds', 'select_figures', 'reproduce_book']
 
 # %% ../../nbs/05c_figures.ipynb #3e145378
 @dataclass
@@ -932,6 +932,7 @@ def reproduce_chapter(chapter:str, # a notebook name, e.g. "01a_slr_models"
         raise ValueError(f"chapter must be a notebook of {folder}, got {chapter!r}")
     _check_kernel([chapter])
     from nbclient import NotebookClient
+    t0 = time.perf_counter()   # reading the notebook included
     nb, wanted = _chapter_notebook(path, quick, None if labels is None else set(labels))
     out = Path(out); out.mkdir(parents=True, exist_ok=True)
     # the kernel's own environment (the parent's is left alone: chapters run in threads)
@@ -939,11 +940,10 @@ def reproduce_chapter(chapter:str, # a notebook name, e.g. "01a_slr_models"
            "MPLBACKEND": "module://matplotlib_inline.backend_inline"}
     if threads is not None:   # more threads than free cores wait for each other (3x slower)
         env.update({v: str(threads) for v in THREAD_VARS if v not in os.environ})
-    at, t0 = {}, time.perf_counter()
+    at = {}
     def ended(cell, **_):
         if (m := FIG_LABEL.search(cell.source)): at[m.group(1)] = time.perf_counter() - t0
     with _working_folder(folder) as cwd:
-        t0 = time.perf_counter()
         # --log-level=ERROR: no start-up chatter from the kernel on stderr
         NotebookClient(nb, timeout=timeout, kernel_name="python3", on_cell_executed=ended,
                        extra_arguments=["--log-level=ERROR"]).execute(env=env, cwd=cwd)
@@ -1045,6 +1045,7 @@ BACKEND_START = {"sequential": 0.0, "threading": 0.2, "loky": 2.0, "multiprocess
                  "dask": 4.0}
 KERNEL_START = 3.0 # seconds to start a Jupyter kernel and import attnstat in it
 KERNEL_STOP = 1.0 # seconds to shut it down
+JUPYTER_IMPORT = 0.5 # seconds to import nbclient and nbformat, once per run
 # a chapter not yet measured (idle reference machine): well under 60 s (the book's rule)
 DEFAULT_CHAPTER_SECONDS = 20.0
 # the times measured on the reference machine, shipped as data (see "The book's data" below)
@@ -1211,7 +1212,11 @@ def estimate_seconds(recipes:list, # recipe names
     slots = [0.0] * w
     for s in sorted(loads, reverse=True):   # longest first onto the least loaded worker
         slots[slots.index(min(slots))] += s
-    est["total"] = sum(v for k, v in est.items() if k.startswith("recipe:")) + max(slots)
+    # importing the Jupyter client, once, before the first chapter
+    est["jupyter"] = (units.get("jupyter:import", JUPYTER_IMPORT / _idle(ref["calibration"])) * sec
+                      if chapters else 0.0)
+    est["total"] = (sum(v for k, v in est.items() if k.startswith("recipe:")) + est["jupyter"]
+                    + max(slots))
     return est
 
 # %% ../../nbs/05c_figures.ipynb #6512c6cc
@@ -1275,6 +1280,9 @@ def _run_chapters(chapters, est, out, quick, jobs, progress, echo, nbs, rows, ca
     cal = cal or reference_times()["calibration"]
     # seconds of one work unit while `workers` kernels share the cores (to record the units)
     slow, threads = cal["seconds"] * contention(workers, cal), blas_threads(workers, cal)
+    if "nbclient" not in sys.modules:   # the first import of the Jupyter client, timed
+        t = time.perf_counter(); import nbclient, nbformat  # noqa: F401
+        _save_times(out, {"jupyter:import": (time.perf_counter() - t) / cal["seconds"]})
     bar = None
     if progress:
         from tqdm.auto import tqdm
