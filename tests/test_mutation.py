@@ -313,6 +313,7 @@ SKIP = {
     "save_table": "writes files", "cached_table": "writes files", "load_table": "reads a table file",
 }
 DOCUMENTED_NONFINITE = {   # function: fields (or '*' suffixes) where NaN/inf is documented
+    "ReplicaOptions": ("anderson_start",),   # inf: Anderson from the first step (the warm starts' setting)
     "*": ("_se", "_sd", "err", "_err", "log_excess", "replicon", "jump_k", "jump_v"),
     "ridge_textbook": ("V",), "noise_fixed_point": ("trace",), "bbp_outlier": (), "free_entropy": (),
     # phi = +inf on the perfect-recovery branch (Delta = 0, alpha > 1); the transitions are nan when there is none

@@ -889,6 +889,30 @@ def _working_folder(folder:Path):
         yield str(folder); return
     with tempfile.TemporaryDirectory(prefix="attnstat-chapter-") as tmp: yield tmp
 
+# %% ../../nbs/05c_figures.ipynb #fg_wrf0
+def _write_figures(nb, wanted, chapter, out, quick, at, wall) -> list[dict]:
+    "Write the wanted figures a chapter run displayed, one summary each (skipped ones reported)."
+    # a figure cell may show a message instead ("... figure skipped", e.g. when optional model
+    # weights are not installed): reported with it; a figure cell that shows nothing is an error
+    done, before = [], 0.0
+    for cell in nb.cells:
+        m = FIG_LABEL.search(cell.source)
+        if not m or m.group(1) not in wanted: continue
+        suffix, data = _figure_output(cell)
+        said = " ".join("".join(o.get("text", "") for o in cell.get("outputs", [])).split())
+        if data is None and "skipped" not in said.lower():
+            raise RuntimeError(f"figure {m.group(1)} of {chapter} displayed no image")
+        files = [] if data is None else [str(out / (m.group(1) + suffix))]
+        if data is not None: _write_atomic(out / (m.group(1) + suffix), data)
+        end = at.get(m.group(1), before)
+        done.append({"figure": m.group(1), "chapter": chapter, "points": 1, "cached": 0,
+                     "quick": bool(quick), "seconds": round(end - before, 2), "at": round(end, 2),
+                     "wall": round(wall, 2), "files": files}
+                    | ({} if files else {"skipped": said}))
+        before = end
+    if done: done[-1]["seconds"] = round(wall - before + done[-1]["seconds"], 2)   # + shutdown
+    return done
+
 # %% ../../nbs/05c_figures.ipynb #fg_chp0
 def reproduce_chapter(chapter:str, # a notebook name, e.g. "01a_slr_models"
                       out="figures", # output folder
@@ -948,21 +972,7 @@ def reproduce_chapter(chapter:str, # a notebook name, e.g. "01a_slr_models"
         NotebookClient(nb, timeout=timeout, kernel_name="python3", on_cell_executed=ended,
                        extra_arguments=["--log-level=ERROR"]).execute(env=env, cwd=cwd)
         wall = time.perf_counter() - t0
-    done, before = [], 0.0
-    for cell in nb.cells:
-        m = FIG_LABEL.search(cell.source)
-        if not m or m.group(1) not in wanted: continue
-        suffix, data = _figure_output(cell)
-        if data is None:
-            raise RuntimeError(f"figure {m.group(1)} of {chapter} displayed no image")
-        _write_atomic(out / (m.group(1) + suffix), data)
-        end = at.get(m.group(1), before)
-        done.append({"figure": m.group(1), "chapter": chapter, "points": 1, "cached": 0,
-                     "quick": bool(quick), "seconds": round(end - before, 2), "at": round(end, 2),
-                     "wall": round(wall, 2), "files": [str(out / (m.group(1) + suffix))]})
-        before = end
-    if done: done[-1]["seconds"] = round(wall - before + done[-1]["seconds"], 2)   # + shutdown
-    return done
+    return _write_figures(nb, wanted, chapter, out, quick, at, wall)
 
 # %% ../../nbs/05c_figures.ipynb #fg_cal0
 def _calibration_work():
@@ -1302,6 +1312,8 @@ def _run_chapters(chapters, est, out, quick, jobs, progress, echo, nbs, rows, ca
                 if echo is not None: echo(f"chapter {c} failed: {failed[c]}")
                 continue
             _record_chapter(out, c, got, slow, quick, est)
+            for g in got:
+                if g.get("skipped") and echo is not None: echo(f"{g['figure']}: {g['skipped']}")
             rows += got
     if bar is not None: bar.close()
     if failed:

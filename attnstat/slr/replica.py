@@ -387,6 +387,16 @@ def _merge_pair(merge, shape):
             check_array("merge[1]", merge[1], shape=shape[:1]))
 
 # %% ../../nbs/02a_slr_replica.ipynb #batched-newton-public
+def _check_arity(objective, x0, args):
+    "Refuse `args` that `objective(x, *args, derivatives=...)` cannot take (a named TypeError)."
+    import inspect
+    try: sig = inspect.signature(objective)
+    except (TypeError, ValueError): return   # no signature (a builtin): the call decides
+    try: sig.bind(x0, *args, derivatives=False)
+    except TypeError as e:
+        raise ParameterTypeError(
+            f"args must fit objective(x, *args, derivatives=...): {e}") from None
+
 def batched_newton(objective, # objective(x, *args, derivatives=False) -> phi (n,)
                               # or (phi, grad (n, L), hess (n, L, L))
                    x0, # (n, L) starting points
@@ -432,6 +442,7 @@ def batched_newton(objective, # objective(x, *args, derivatives=False) -> phi (n
     if not isinstance(args, (tuple, list)):
         raise ParameterTypeError(
             f"args must be a tuple of arrays and scalars, got {type(args).__name__}")
+    _check_arity(objective, x0, args)
     floor = check_real("floor", floor, lo=0.0, lo_open=True)
     xtol = check_real("xtol", xtol, lo=0.0)
     max_iter = check_int("max_iter", max_iter, lo=1, hi=10**6)
