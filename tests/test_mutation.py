@@ -313,7 +313,8 @@ SKIP = {
     "save_table": "writes files", "cached_table": "writes files", "load_table": "reads a table file",
 }
 DOCUMENTED_NONFINITE = {   # function: fields (or '*' suffixes) where NaN/inf is documented
-    "ReplicaOptions": ("anderson_start",),   # inf: Anderson from the first step (the warm starts' setting)
+    "ReplicaOptions": ("anderson_start",),
+    "integrate": ("err_mc", "err_step"),   # a diverged flow (eta far above its window): no error estimate   # inf: Anderson from the first step (the warm starts' setting)
     "*": ("_se", "_sd", "err", "_err", "log_excess", "replicon", "jump_k", "jump_v"),
     "ridge_textbook": ("V",), "noise_fixed_point": ("trace",), "bbp_outlier": (), "free_entropy": (),
     # phi = +inf on the perfect-recovery branch (Delta = 0, alpha > 1); the transitions are nan when there is none
@@ -323,7 +324,7 @@ DOCUMENTED_NONFINITE = {   # function: fields (or '*' suffixes) where NaN/inf is
     "crossing_time": ("",),   # nan where the trajectory never crosses the level
     "prior_update": ("",),    # NaN when lam + Vhat <= 0 (its docstring)
     # the dynamics: nan after a divergence (the fields' comments; `diverged` flags it)
-    "integrate": ("overlaps", "risk", "M", "C"), "online_sgd": ("overlaps",), "gd_simulation": ("overlaps",),
+    "integrate": ("overlaps", "risk", "M", "C", "err_mc", "err_step"), "online_sgd": ("overlaps",), "gd_simulation": ("overlaps",),
     "escape_rate": ("slope",),   # slope = 1/(2 lambda_+) = inf when lambda_+ <= 0 (its docstring)
     "laplace_terms": ("err_A", "err_B"), "softmax_bias_terms": ("err_A", "err_B"),   # LaplaceTerms: nan when accuracy=False
     # multi-head SLR: the simulation's risk is nan (computed by the ODE only); inf where a run never escapes

@@ -713,6 +713,9 @@ def load_strong_signal_sims(path, # CSV written by run_strong_signal_sims
         CSV written by run_strong_signal_sims
     """
     path = _path(path)
+    if not os.path.isfile(path):
+        raise FileNotFoundError("path must name a CSV written by run_strong_signal_sims, "
+                                f"got {path!r} (no such file)")
     with open(path, "rb") as fh: head = fh.readline()
     if head.decode("utf-8", "replace").strip().split(",") != _FIELDS:
         raise ValueError("path must name a CSV written by run_strong_signal_sims, but the first "

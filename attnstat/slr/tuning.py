@@ -53,7 +53,8 @@ class TuningOptions:
                                      f"got {self.noise_stop!r:.60}")
         object.__setattr__(self, "max_eval", check_int("options.max_eval", self.max_eval, lo=3))
         r = self.replica
-        if r is not None and not isinstance(r, (ReplicaOptions, dict)):
+        if r is not None and not (isinstance(r, ReplicaOptions) or
+                                  (isinstance(r, dict) and all(isinstance(k, str) for k in r))):
             raise ParameterTypeError(f"options.replica must be a ReplicaOptions, a dict of its "
                                      f"fields or None, got {type(r).__name__}")
         object.__setattr__(self, "replica", replica_options(r))
