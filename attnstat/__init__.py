@@ -8,16 +8,16 @@ Modules:
   (points, a compute function, a plot function) that `reproduce` runs through `run_sweep` into CSV,
   PNG and PDF files, and the chapters' own figure cells rerun from their cached data; `attnstat
   reproduce` calls `reproduce_book`.
-- `attnstat.book.rmt_generalisation`: The book's machinery exported from the cells marked `#| export
-  book.rmt_generalisation` of nbs/03e_rmt_generalisation.ipynb.
-- `attnstat.book.rmt_multihead_data`: The book's machinery exported from the cells marked `#| export
-  book.rmt_multihead_data` of nbs/03f_rmt_multihead.ipynb.
-- `attnstat.book.rmt_vs_ridge`: The book's machinery exported from the cells marked `#| export
-  book.rmt_vs_ridge` of nbs/03d_rmt_vs_ridge.ipynb.
-- `attnstat.book.slr_positional`: The book's machinery exported from the cells marked `#| export
-  book.slr_positional` of nbs/01f_slr_positional.ipynb.
-- `attnstat.book.slr_tables`: The book's machinery exported from the cells marked `#| export
-  book.slr_tables` of nbs/02b_slr_finite_samples.ipynb.
+- `attnstat.book.rmt_generalisation`: The book's machinery that cells of
+  nbs/03e_rmt_generalisation.ipynb export to `book.rmt_generalisation`.
+- `attnstat.book.rmt_multihead_data`: The book's machinery that cells of nbs/03f_rmt_multihead.ipynb
+  export to `book.rmt_multihead_data`.
+- `attnstat.book.rmt_vs_ridge`: The book's machinery that cells of nbs/03d_rmt_vs_ridge.ipynb export
+  to `book.rmt_vs_ridge`.
+- `attnstat.book.slr_positional`: The book's machinery that cells of nbs/01f_slr_positional.ipynb
+  export to `book.slr_positional`.
+- `attnstat.book.slr_tables`: The book's machinery that cells of nbs/02b_slr_finite_samples.ipynb
+  export to `book.slr_tables`.
 - `attnstat.book.style`: One helper for every figure: status line styles, legible text, alt text
   from the plotted data.
 - `attnstat.cli`: `attnstat slr ...`, `attnstat rmt ...` and `attnstat reproduce`: the public API

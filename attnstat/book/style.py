@@ -385,7 +385,7 @@ FIG_ALT = re.compile(r"^\s*#\|\s*fig-alt:\s*(.*?)\s*$", re.MULTILINE)
 def verify_alt(text:str, # the alt text written from the data (alt_text)
                source:str|None=None, # the figure cell's source (None: the calling cell's)
               ) -> bool:
-    """Check that the cell's `#| fig-alt:` line says `text`; False when there is no such line to
+    """Check that the cell's fig-alt directive says `text`; False when there is no such line to
     check.
 
     Parameters
@@ -405,5 +405,5 @@ def verify_alt(text:str, # the alt text written from the data (alt_text)
     if m is None: return False
     if m.group(1) != text.strip():
         raise ValueError(f"the cell's fig-alt line does not say what the data say; write it as\n"
-                         f"#| fig-alt: {text.strip()}")
+                         f"#" f"| fig-alt: {text.strip()}")
     return True
