@@ -344,6 +344,10 @@ def _call(func, i, point):
 # %% ../nbs/05_sweep.ipynb #766fdcf3
 def _dask_client(scheduler):
     "Connect to the scheduler (address, Client or None for the active client): (client, owned)."
+    if scheduler is not None and type(scheduler).__name__ != "Client" and (
+            not isinstance(scheduler, str) or not scheduler):   # named before dask is imported
+        raise ValueError("scheduler must be a Dask scheduler address such as tcp://host:8786, "
+                         f"got {scheduler!r}")
     try:
         from dask.distributed import Client, get_client
     except ImportError:

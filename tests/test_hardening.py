@@ -706,6 +706,8 @@ def _auto_funcs():
             if req and set(req) <= known:
                 fixed = {k: v for k, v in (("n_mc", 400), ("n_test", 40)) if k in sig.parameters}
                 if n == "integrate": fixed = {"options": {"n_mc": 400, "n_rep": 2, "n_out": 3}}   # FlowOptions
+                if n in ("optimal_lambda", "tuned_curve"):   # TuningOptions: a short search on small nets
+                    fixed = {"options": {"max_eval": 4, "replica": {"n_mc": 256, "n_rand": 1, "diagnostics": False}}}
                 out.append((m, n, req, fixed, True))
     return out
 
