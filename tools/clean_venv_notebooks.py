@@ -157,7 +157,8 @@ def run_notebooks(py: Path, paths: list, jobs: int = 2, keep: bool = False, time
     try:
         folder, data = work / "notebooks", work / "user-data"
         folder.mkdir(); data.mkdir()
-        for p in paths: shutil.copy2(p, folder / p.name)
+        # the whole book goes into the folder (as a user has it), only `paths` are executed
+        for p in {q.name: q for q in [*notebooks(), *paths]}.values(): shutil.copy2(p, folder / p.name)
         before = tree(work)
         shipped = Path(sh(py, "-c", "import attnstat.data as d; print(d.shipped_data_dir())", cwd=work).strip())
         assert "site-packages" in str(shipped), shipped   # the installed wheel's data, not a source tree

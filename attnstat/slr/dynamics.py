@@ -1717,12 +1717,14 @@ def eta_window(model:SLRModel, # SpikedSLR or MaxSLR
     tol = check_real("tol", tol, lo=1e-12, hi=1.0); hi = check_real("eta_hi", hi, hi=1e6)
     p_lo = sgd_plateau(model, act, lo, lam, c, n_mc=n_mc, seed=seed)
     if not p_lo.stable:
-        raise ValueError(f"eta_lo = {lo!r} is not stable at lam = {lam!r}, n_mc = {n_mc!r} "
+        raise ValueError(f"eta_lo = {lo!r} is not stable at lam = {lam!r}, n_mc = {n_mc!r}, "
+                         f"seed = {seed!r} "
                          f"(largest real part {p_lo.max_real:.3g}): lower it")
     found = [p_lo]; x = [p_lo.m_k, p_lo.m_v, p_lo.c_k, p_lo.c_v]
     p_hi = sgd_plateau(model, act, hi, lam, c, x0=x, n_mc=n_mc, seed=seed)
     if p_hi.stable:
-        raise ValueError(f"eta_hi = {hi!r} is still stable at lam = {lam!r}, n_mc = {n_mc!r} "
+        raise ValueError(f"eta_hi = {hi!r} is still stable at lam = {lam!r}, n_mc = {n_mc!r}, "
+                         f"seed = {seed!r} "
                          f"(largest real part {p_hi.max_real:.3g}): raise it")
     while hi - lo > tol * hi:
         mid = 0.5 * (lo + hi)
