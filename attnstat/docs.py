@@ -11,8 +11,8 @@ from functools import cache, lru_cache
 from pathlib import Path
 
 # %% auto #0
-__all__ = ['source_docments', 'numpydoc_section', 'class_docs', 'with_numpydoc', 'DocstringProc',
-           'write_docstrings', 'param_docs']
+__all__ = ['source_docments', 'numpydoc_section', 'class_docs', 'with_numpydoc',
+           'notebook_examples', 'DocstringProc', 'write_docstrings', 'param_docs']
 
 # %% ../nbs/00g_docs.ipynb #bfea3faa
 def _params(node):
@@ -129,8 +129,9 @@ def source_docments(source:str, # the text of a Python module
 # %% ../nbs/00g_docs.ipynb #196253e9
 def numpydoc_section(docs:dict, # from `source_docments`, `param_docs` or `class_docs`
                      width:int|None=None, # wrap each comment at this many columns (None: do not)
+                     extra:dict|None=None, # {"returns", "see_also", "examples"} of its `examples` cell
                     ) -> str: # the sections after a blank line ("" when nothing is documented)
-    """The numpydoc `Parameters` and `Returns` sections of an object's docments.
+    """The numpydoc `Parameters`, `Returns`, `See Also` and `Examples` sections of an object's docs.
 
     Parameters
     ----------
@@ -138,6 +139,8 @@ def numpydoc_section(docs:dict, # from `source_docments`, `param_docs` or `class
         from `source_docments`, `param_docs` or `class_docs`
     width : int | None, default None
         wrap each comment at this many columns (None: do not)
+    extra : dict | None, default None
+        {"returns", "see_also", "examples"} of its `examples` cell
 
     Returns
     -------
@@ -158,9 +161,14 @@ def numpydoc_section(docs:dict, # from `source_docments`, `param_docs` or `class
             if p["default"] is not None:
                 head += (", " if p["annotation"] else " : ") + "default " + p["default"]
             out += entry(head, p["doc"] or "(undocumented)")
-    if docs.get("returns"):
+    extra = extra or {}
+    returns = docs.get("returns") or extra.get("returns")
+    if returns:
         ret = docs.get("return_annotation") or "value"
-        out += ["", "Returns", "-------", *entry(ret, docs["returns"])]
+        out += ["", "Returns", "-------", *entry(ret, returns)]
+    if extra.get("see_also"): out += ["", "See Also", "--------", *extra["see_also"]]
+    if extra.get("examples"):
+        out += ["", "Examples", "--------", *textwrap.dedent(extra["examples"]).strip("\n").split("\n")]
     return "\n".join(out)
 
 # %% ../nbs/00g_docs.ipynb #b0d2f5a7
@@ -168,8 +176,9 @@ class _Source:
     "A parsed module source: its classes, the names its imports bind, its docments (on first use)."
     def __init__(self, text:str, # the module's source
                  path:Path|None=None, # its file (relative imports are read from its folder)
+                 extras:dict|None=None, # {qualified name: `notebook_examples` entry}
                 ):
-        self.text, self.path, self._docs = text, path, None
+        self.text, self.path, self._docs, self.extras = text, path, None, extras or {}
         self.classes, self.imports = {}, {}
         self._visit(ast.parse(text).body)
 
@@ -316,7 +325,9 @@ def _docstring_edit(src, qual, node, lines, width):
     head = lines[first.lineno - 1].encode()[:first.col_offset]
     inline = bool(head.strip())   # the body starts on the line of the `def`: it moves below
     indent = " " * (node.col_offset + 4 if inline else first.col_offset)
-    section = numpydoc_section(docs, width - len(indent)) if docs else ""
+    extra = src.extras.get(qual)
+    section = (numpydoc_section(docs or {"params": []}, width - len(indent), extra)
+               if docs or extra else "")
     is_doc = isinstance(first, ast.Expr) and isinstance(getattr(first, "value", None), ast.Constant)
     is_doc = is_doc and isinstance(first.value.value, str)
     doc = inspect.cleandoc(first.value.value) if is_doc else ""
@@ -369,6 +380,45 @@ def with_numpydoc(src:_Source, # the module, or all the cells a notebook exports
         text = text[:at(l0, c0)] + new + text[at(l1, c1):]
     return text
 
+# %% ../nbs/00g_docs.ipynb #5720c553
+def _literal_value(node):
+    "The value of a literal expression node (a string, or a list/tuple of strings), else None."
+    try: return ast.literal_eval(node)
+    except ValueError: return None
+
+def notebook_examples(sources:list, # the source of each code cell of a notebook
+                     ) -> dict: # {qualified name: {"examples", "see_also", "returns"}}
+    """The `examples(f, text, see_also=..., returns=...)` calls of a notebook's cells, by name.
+
+    Parameters
+    ----------
+    sources : list
+        the source of each code cell of a notebook
+
+    Returns
+    -------
+    dict
+        {qualified name: {"examples", "see_also", "returns"}}
+    """
+    out = {}
+    for text in sources:
+        try: tree = ast.parse(text)
+        except SyntaxError: continue   # a cell with magics or shell lines holds no examples
+        for node in tree.body:
+            call = node.value if isinstance(node, ast.Expr) else None
+            if not (isinstance(call, ast.Call) and _named(call.func) == "examples" and call.args):
+                continue
+            name = ast.unparse(call.args[0])
+            args = dict(zip(("examples", "see_also", "returns"), call.args[1:]))
+            args.update({k.arg: k.value for k in call.keywords if k.arg})
+            entry = {k: _literal_value(v) for k, v in args.items()
+                     if k in ("examples", "text", "see_also", "returns")}
+            if "text" in entry: entry["examples"] = entry.pop("text")
+            if isinstance(entry.get("see_also"), (list, tuple)):
+                entry["see_also"] = [str(n) for n in entry["see_also"]]
+            out[name] = entry
+    return out
+
 # %% ../nbs/00g_docs.ipynb #b2d4f7a9
 class DocstringProc:
     """nbdev export processor: numpydoc sections, from the docments, in the exported docstrings.
@@ -387,7 +437,8 @@ class DocstringProc:
 
     def begin(self):
         text = "\n".join(c.source for c in self.nb.cells if self._exported(c))
-        try: self.src = _Source(text)
+        shown = [c.source for c in self.nb.cells if c.cell_type == "code" and not self._exported(c)]
+        try: self.src = _Source(text, extras=notebook_examples(shown))
         except SyntaxError: self.src = None   # nbdev reports it when it writes the module
 
     def __call__(self, cell):
