@@ -129,9 +129,9 @@ def source_docments(source:str, # the text of a Python module
 # %% ../nbs/00g_docs.ipynb #196253e9
 def numpydoc_section(docs:dict, # from `source_docments`, `param_docs` or `class_docs`
                      width:int|None=None, # wrap each comment at this many columns (None: do not)
-                     extra:dict|None=None, # {"returns", "see_also", "examples"} of its `examples` cell
+                     extra:dict|None=None, # {"returns", "see_also", "examples"}: its `examples` call
                     ) -> str: # the sections after a blank line ("" when nothing is documented)
-    """The numpydoc `Parameters`, `Returns`, `See Also` and `Examples` sections of an object's docs.
+    """The numpydoc `Parameters`, `Returns`, `See Also` and `Examples` sections of an object.
 
     Parameters
     ----------
@@ -140,7 +140,7 @@ def numpydoc_section(docs:dict, # from `source_docments`, `param_docs` or `class
     width : int | None, default None
         wrap each comment at this many columns (None: do not)
     extra : dict | None, default None
-        {"returns", "see_also", "examples"} of its `examples` cell
+        {"returns", "see_also", "examples"}: its `examples` call
 
     Returns
     -------
@@ -168,7 +168,8 @@ def numpydoc_section(docs:dict, # from `source_docments`, `param_docs` or `class
         out += ["", "Returns", "-------", *entry(ret, returns)]
     if extra.get("see_also"): out += ["", "See Also", "--------", *extra["see_also"]]
     if extra.get("examples"):
-        out += ["", "Examples", "--------", *textwrap.dedent(extra["examples"]).strip("\n").split("\n")]
+        lines = textwrap.dedent(extra["examples"]).strip("\n").split("\n")
+        out += ["", "Examples", "--------", *lines]
     return "\n".join(out)
 
 # %% ../nbs/00g_docs.ipynb #b0d2f5a7

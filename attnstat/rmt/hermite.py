@@ -254,6 +254,32 @@ def register_nonlinearity(family:NonlinearityFamily, # the family to register un
         the family to register under family.name
     overwrite : bool, default False
         replace a registered family of the same name
+
+    Returns
+    -------
+    NonlinearityFamily
+        the registered NonlinearityFamily `family` itself
+
+    See Also
+    --------
+    nonlinearity_names
+    activation
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnstat.rmt import NONLINEARITIES, NonlinearityFamily, activation
+    >>> from attnstat.rmt import register_nonlinearity
+    >>> cube = lambda level: (lambda t: np.asarray(t) ** 3)
+    >>> cubic = register_nonlinearity(NonlinearityFamily("cubic", cube))
+    >>> c = activation("cubic").coef                 # t^3 = He_3(t) + 3 He_1(t)
+    >>> c.a1, round(c.a3, 6), c.nu, c.sigma2
+    (3.0, 2.44949, 15.0, 6.0)
+    >>> del NONLINEARITIES["cubic"]
+    >>> register_nonlinearity(NonlinearityFamily("relu", lambda level: np.abs))
+    Traceback (most recent call last):
+    ...
+    ValueError: family: a nonlinearity named 'relu' is registered; pass overwrite=True
     """
     if not isinstance(family, NonlinearityFamily):
         raise ParameterTypeError(f"family must be a NonlinearityFamily, "
@@ -266,7 +292,24 @@ def register_nonlinearity(family:NonlinearityFamily, # the family to register un
     return family
 
 def nonlinearity_names() -> tuple:
-    "The names of the registered score nonlinearities, in registration order."
+    """The names of the registered score nonlinearities, in registration order.
+
+    Returns
+    -------
+    tuple
+        tuple of str, the registered names in registration order
+
+    See Also
+    --------
+    activation
+    register_nonlinearity
+
+    Examples
+    --------
+    >>> from attnstat.rmt import nonlinearity_names
+    >>> nonlinearity_names()
+    ('tanh', 'erf', 'sign', 'relu', 'clipped_relu', 'exp', 'exp_truncated', 'sin', 'cos', 'linear')
+    """
     return tuple(NONLINEARITIES)
 
 # %% ../../nbs/03a_rmt_hermite.ipynb #nlbuiltin
@@ -356,6 +399,35 @@ def activation(f, # a registered name, a NonlinearityFamily, a callable f0 or a 
         kinks and jumps of a callable f0
     warn : bool | None, default None
         warn if f0 is not centred (default: only for callables)
+
+    Returns
+    -------
+    Nonlinearity
+        Nonlinearity: callable f0 with its `name`, `level`, `label`, `breakpoints`, Hermite
+        coefficients `coef` and the centred version `centred`
+
+    See Also
+    --------
+    hermite_coefficients
+    nonlinearity_names
+    register_nonlinearity
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import numpy as np
+    >>> from attnstat.rmt import activation
+    >>> relu = activation("relu")
+    >>> relu.label, relu(np.array([-1.0, 2.0])).tolist(), round(relu.coef.a0, 4)
+    ('relu', [0.0, 2.0], 0.3989)
+    >>> activation("clipped_relu").label, activation("clipped_relu", level=1.0).label
+    ('clipped_relu(2)', 'clipped_relu(1)')
+    >>> with warnings.catch_warnings(record=True) as w:    # a callable f0 that is not centred
+    ...     warnings.simplefilter("always")
+    ...     square = activation(lambda t: t * t)
+    >>> centred = square.centred(np.array([2.0])).round(6).tolist()
+    >>> w[0].category.__name__, round(square.coef.a0, 6), centred
+    ('CentringWarning', 1.0, [3.0])
     """
     warn = _check_bool("warn", warn, allow_none=True)
     if level is not None: check_real("level", level)
@@ -385,5 +457,28 @@ def hermite_coefficients(f, # a name from nonlinearity_names(), a callable f0, o
         kinks and jumps of a callable f0
     warn : bool | None, default None
         warn if f0 is not centred (default: for callables)
+
+    Returns
+    -------
+    HermiteCoefficients
+        HermiteCoefficients `(a0, a1, a2, a3, nu, sigma2)`: the mean a0, the first three Hermite
+        coefficients of the centred f, nu = E f^2 and sigma2 = nu - a1^2
+
+    See Also
+    --------
+    activation
+    nonlinearity_names
+
+    Examples
+    --------
+    >>> import math
+    >>> import numpy as np
+    >>> from attnstat.rmt import hermite_coefficients
+    >>> c = hermite_coefficients("relu")      # a0 = 1/sqrt(2 pi), a1 = 1/2, a2 = 1/(2 sqrt(pi))
+    >>> [round(c.a0, 4), c.a1, round(c.a2, 4), c.a3, round(c.sigma2, 4)]
+    [0.3989, 0.5, 0.2821, 0.0, 0.0908]
+    >>> c = hermite_coefficients(np.abs, breakpoints=(0.0,), warn=False)   # a kink at 0
+    >>> print(f"a0 = {c.a0:.6f} ({math.sqrt(2 / math.pi):.6f}), a1 = {c.a1}, a2 = {c.a2:.6f}")
+    a0 = 0.797885 (0.797885), a1 = 0.0, a2 = 0.564190
     """
     return activation(f, level=level, breakpoints=breakpoints, warn=warn).coef

@@ -100,6 +100,22 @@ def balanced_labels(n:int, # number of tokens (>= 2)
         number of tokens (>= 2)
     seed : default None
         int, None or Generator
+
+    Returns
+    -------
+    np.ndarray
+        float array (n,) of labels in {-1, +1}, n//2 of them -1, in random order
+
+    See Also
+    --------
+    signal_plus_noise
+
+    Examples
+    --------
+    >>> from attnstat.rmt import balanced_labels
+    >>> y = balanced_labels(6, seed=0)
+    >>> y.tolist(), int((y == -1).sum())
+    ([1.0, -1.0, 1.0, 1.0, -1.0, -1.0], 3)
     """
     n = check_int("n", n, lo=2)
     check_memory("n", 16.0 * n)
@@ -124,6 +140,26 @@ def signal_plus_noise(n:int, # number of tokens (>= 2)
         signal vector (zero-padded to length p)
     seed : default None
         int, None or Generator
+
+    Returns
+    -------
+    tuple
+        tuple (X, y): tokens X (p x n) and the balanced labels y (n,)
+
+    See Also
+    --------
+    balanced_labels
+    aligned_vectors
+    attention_kernel
+
+    Examples
+    --------
+    >>> from attnstat.rmt import signal_plus_noise
+    >>> X, y = signal_plus_noise(200, 100, [2.0], seed=0)    # mu = 2 e_1, zero-padded to p = 100
+    >>> X.shape, y.shape, float(y.sum())
+    ((100, 200), (200,), 0.0)
+    >>> print(f"{X[0] @ y / 200:.2f} {(X[1:]**2).mean():.2f}")  # ~ ||mu|| along e_1, unit noise
+    1.82 0.99
     """
     n = check_int("n", n, lo=2); p = check_int("p", p, lo=1)
     _guard(n, p, 16.0 * p * n)
@@ -146,6 +182,24 @@ def fplr_weights(w_K, # key direction
         query direction
     p : int | None, default None
         dimension (default: the longer vector's length)
+
+    Returns
+    -------
+    np.ndarray
+        float array (p x p): the key–query matrix I_p + w_K w_Q^T
+
+    See Also
+    --------
+    aligned_vectors
+    attention_kernel
+
+    Examples
+    --------
+    >>> from attnstat.rmt import fplr_weights
+    >>> fplr_weights([1.0, 0.0], [0.5, 0.5]).tolist()
+    [[1.5, 0.5], [0.0, 1.0]]
+    >>> fplr_weights([1.0], [1.0], p=3).diagonal().tolist()   # vectors zero-padded to p
+    [2.0, 1.0, 1.0]
     """
     w_K, w_Q = np.atleast_1d(_array_arg("w_K", w_K)), np.atleast_1d(_array_arg("w_Q", w_Q))
     p = max(w_K.size, w_Q.size) if p is None else check_int("p", p, lo=1)
@@ -161,6 +215,26 @@ def vectors_from_gram(gram, # 3 x 3 positive semi-definite Gram matrix of (mu, w
     ----------
     gram
         3 x 3 positive semi-definite Gram matrix of (mu, w_K, w_Q)
+
+    Returns
+    -------
+    tuple
+        tuple (mu, w_K, w_Q) of float arrays of length 3 whose inner products are the entries of
+        gram
+
+    See Also
+    --------
+    aligned_vectors
+    attnstat.rmt.theory.attention_theory
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnstat.rmt import vectors_from_gram
+    >>> G = np.array([[2.0, 1.0, 0.0], [1.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
+    >>> mu, w_K, w_Q = vectors_from_gram(G)
+    >>> bool(np.allclose(np.array([mu, w_K, w_Q]) @ np.array([mu, w_K, w_Q]).T, G))
+    True
     """
     gram = _array_arg("gram", gram)
     if gram.shape != (3, 3): raise ValueError(f"gram must be 3 x 3, got shape {gram.shape}")
@@ -188,6 +262,24 @@ def aligned_vectors(snr:float, # ||mu||^2
         ||w_Q|| (default r)
     phi_Q : float | None, default None
         angle between w_Q and mu (default phi)
+
+    Returns
+    -------
+    tuple
+        tuple (mu, w_K, w_Q) of float arrays of length 2
+
+    See Also
+    --------
+    vectors_from_gram
+    signal_plus_noise
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnstat.rmt import aligned_vectors
+    >>> mu, w_K, w_Q = aligned_vectors(4.0, r=2.0, phi=np.pi / 3)
+    >>> print(f"{mu @ mu:.3f} {w_K @ w_K:.3f} {mu @ w_K:.3f} {w_K @ w_Q:.3f}")
+    4.000 4.000 2.000 4.000
     """
     snr = check_real("snr", snr, lo=0.0)
     r = check_real("r", r, lo=0.0)
@@ -224,6 +316,29 @@ def attention_kernel(X, # tokens, p x n
         query direction
     diag : str, default 'zero'
         "zero" the diagonal or "keep" it
+
+    Returns
+    -------
+    np.ndarray
+        float array (n x n): the centred attention kernel K_X (diagonal zeroed when diag='zero')
+
+    See Also
+    --------
+    gaussian_equivalent_kernel
+    diagonal_level
+    fplr_weights
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnstat.rmt import attention_kernel, signal_plus_noise
+    >>> X, y = signal_plus_noise(200, 100, [1.0], seed=0)
+    >>> K = attention_kernel(X, "tanh", w_K=[1.0], w_Q=[0.5])
+    >>> K.shape, float(K[0, 0])                     # diag="zero" by default
+    ((200, 200), 0.0)
+    >>> t = (X[:, 0] @ X[:, 1] + X[0, 0] * 0.5 * X[0, 1]) / 10      # x_1^T W x_2/sqrt(p)
+    >>> print(f"{K[0, 1]:.6f} {np.tanh(t) / 10:.6f}")
+    -0.082509 -0.082509
     """
     X = _array_arg("X", X, ndim=2); p, n = X.shape
     act = activation(f); _choice("diag", diag, ("zero", "keep"))
@@ -247,6 +362,22 @@ def diagonal_level(f, # nonlinearity
         nonlinearity
     p : int
         embedding dimension
+
+    Returns
+    -------
+    float
+        float: the diagonal level d of the kernel with its diagonal kept
+
+    See Also
+    --------
+    attention_kernel
+    attnstat.rmt.theory.attention_theory
+
+    Examples
+    --------
+    >>> from attnstat.rmt import diagonal_level
+    >>> print(f"{diagonal_level('tanh', 100):.4f} {diagonal_level('relu', 100):.4f}")
+    0.1000 0.9601
     """
     act = activation(f); p = check_int("p", p, lo=1)
     return float((act(np.array([math.sqrt(p)]))[0] - act.coef.a0) / math.sqrt(p))
@@ -278,6 +409,26 @@ def gaussian_equivalent_kernel(X, # tokens, p x n
         for the noise N_sigma
     a2_term : bool, default False
         add a2 (psi 1^T + 1 psi^T)/sqrt(2p) (rank two)
+
+    Returns
+    -------
+    np.ndarray
+        float array (n x n): the Gaussian-equivalent kernel K~
+
+    See Also
+    --------
+    attention_kernel
+    attnstat.rmt.theory.kernel_density
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnstat.rmt import attention_kernel, gaussian_equivalent_kernel, signal_plus_noise
+    >>> X, y = signal_plus_noise(200, 100, [1.0], seed=0)
+    >>> K, Kg = attention_kernel(X, "tanh"), gaussian_equivalent_kernel(X, "tanh", seed=1)
+    >>> q = [0.1, 0.5, 0.9]                          # the two spectra agree
+    >>> [np.round(np.quantile(np.linalg.eigvalsh(A), q), 1) for A in (K, Kg)]
+    [array([-0.8, -0.4,  1.4]), array([-0.8, -0.4,  1.4])]
     """
     X = _array_arg("X", X, ndim=2); p, n = X.shape
     act = activation(f); _choice("diag", diag, ("zero", "keep"))
@@ -310,6 +461,24 @@ def ridge_errors(Phi, # features, p x n (one column per token)
         labels (n,)
     gammas
         ridge parameters > 0
+
+    Returns
+    -------
+    np.ndarray
+        float array (G,): the training error gamma^2 y^T Q^2 y/n per gamma
+
+    See Also
+    --------
+    empirical_errors
+    attnstat.rmt.theory.ridge_error
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnstat.rmt import ridge_errors, signal_plus_noise
+    >>> X, y = signal_plus_noise(200, 100, [2.0], seed=0)
+    >>> np.round(ridge_errors(X, y, [0.1, 1.0, 1e6]), 3)    # towards ||y||^2/n = 1 for large gamma
+    array([0.126, 0.196, 1.   ])
     """
     Phi = _array_arg("Phi", Phi, ndim=2); p, n = Phi.shape
     y = _array_arg("y", y, shape=(n,)); g = _gamma_grid(gammas, "gammas")
@@ -417,6 +586,30 @@ def empirical_errors(f, # nonlinearity: a name, a callable or a Nonlinearity
         "zero" the diagonal (d = 0) or "keep" it (diagonal_level)
     kernel : str, default 'real'
         "real" nonlinear kernel or its "gaussian" equivalent
+
+    Returns
+    -------
+    EmpiricalErrors
+        EmpiricalErrors: per-trial errors attention and ridge (trials x G) on the grid gamma, with
+        means, standard errors and the paired differences
+
+    See Also
+    --------
+    ridge_errors
+    attnstat.rmt.theory.attention_error
+    attnstat.rmt.theory.ridge_error
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnstat.rmt import empirical_errors, ridge_error
+    >>> E = empirical_errors("tanh", 100, 50, [1.0], [1.0], [1.0], [0.1, 1.0], trials=4, seed=0)
+    >>> E.attention.shape, E.params["snr"]
+    ((4, 2), 1.0)
+    >>> np.round(E.attention_mean, 2), np.round(E.ridge_mean, 2)
+    (array([0.29, 0.37]), array([0.24, 0.37]))
+    >>> np.round(ridge_error(c=0.5, gamma=[0.1, 1.0], snr=1.0), 2)   # ridge's limit, p/n = 0.5
+    array([0.26, 0.39])
     """
     act = activation(f)
     n = check_int("n", n, lo=2)

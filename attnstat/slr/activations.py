@@ -470,6 +470,26 @@ def log_softplus(u, # real array (finite entries)
     ----------
     u
         real array (finite entries)
+
+    Returns
+    -------
+    value
+        float array of the shape of `u`, the values log(log(1 + e^u))
+
+    See Also
+    --------
+    get_activation
+    register_activation
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnstat.slr import log_softplus
+    >>> u = np.array([-800.0, 0.0, 2.0])
+    >>> np.round(log_softplus(u), 4).tolist()
+    [-800.0, -0.3665, 0.7547]
+    >>> bool(np.isclose(log_softplus(-20.0), np.log(np.log1p(np.exp(-20.0))), rtol=1e-12))
+    True
     """
     return _log_softplus(check_array("u", u))
 
@@ -516,6 +536,33 @@ def register_activation(act:Activation, # an Activation implementing value and j
         an Activation implementing value and jacobian_parts
     overwrite : bool, default False
         replace an existing entry of that name
+
+    Returns
+    -------
+    Activation
+        the registered Activation `act` itself
+
+    See Also
+    --------
+    get_activation
+    attention_predict
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnstat.slr import (ACTIVATIONS, NormalisedActivation, get_activation, log_softplus,
+    ...                           register_activation)
+    >>> sq = register_activation(NormalisedActivation(
+    ...     "softplus2", lambda u: 2 * log_softplus(u), lambda u: 2 * np.ones_like(u)))
+    >>> get_activation("softplus2") is sq
+    True
+    >>> np.round(sq.value(np.array([0.0, 1.0])), 4).tolist()
+    [0.2179, 0.7821]
+    >>> del ACTIVATIONS["softplus2"]
+    >>> register_activation(NormalisedActivation("softmax", np.exp, np.exp))
+    Traceback (most recent call last):
+    ...
+    ValueError: activation 'softmax' is already registered (pass overwrite=True)
     """
     if not isinstance(act, Activation):
         raise TypeError("act must be a NormalisedActivation, an ElementwiseActivation or another "
@@ -542,6 +589,30 @@ def get_activation(activation, # a name in ACTIVATIONS or an Activation object
     ----------
     activation
         a name in ACTIVATIONS or an Activation object
+
+    Returns
+    -------
+    Activation
+        the Activation registered under that name (an Activation object is returned as is)
+
+    See Also
+    --------
+    register_activation
+    attention_predict
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnstat.slr import get_activation
+    >>> act = get_activation("softmax")
+    >>> act.name, act.normalised, act.elementwise
+    ('softmax', True, False)
+    >>> np.round(act.value(np.array([0.0, np.log(3.0)])), 4).tolist()
+    [0.25, 0.75]
+    >>> get_activation("relu")
+    Traceback (most recent call last):
+    ...
+    ValueError: activation must be one of [...] or an Activation, got 'relu'
     """
     if isinstance(activation, Activation): return activation
     if not isinstance(activation, str):
@@ -578,6 +649,31 @@ def attention_predict(X, # (n, L, D) tokens (padded tokens are ignored through `
         erf offset
     batch_size : int, default 65536
         samples per batch
+
+    Returns
+    -------
+    np.ndarray
+        float array of shape (n,), the attention output f(X) of each sequence
+
+    See Also
+    --------
+    get_activation
+    attnstat.slr.population.empirical_risk
+    attnstat.slr.population.bayes_risk
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnstat.slr import SpikedSLR, attention_predict
+    >>> model = SpikedSLR(4, 2.0)
+    >>> data = model.sample(2000, 64, seed=0)
+    >>> pred = attention_predict(data.X, model.c_nu * data.k_star, data.v_star, "softmax",
+    ...                          mask=data.mask)
+    >>> pred.shape
+    (2000,)
+    >>> # Monte Carlo estimate of the Bayes risk 0.438
+    >>> print(f"{np.mean((pred - data.y) ** 2):.2f}")
+    0.41
     """
     act = get_activation(activation)
     X = np.asarray(X)

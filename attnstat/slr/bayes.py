@@ -175,6 +175,30 @@ def location_prior(model:SLRModel, # SpikedSLR or MaxSLR
         keep what the derivatives need
     hessian : bool, default True
         also what the second derivatives need (max-SLR at nu = inf)
+
+    Returns
+    -------
+    LocationPrior
+        LocationPrior with `kind` ("spiked", "argmax" or "softmax-mc"), `logp` ((n, L) log p_eps,
+        -inf on padding), `nu` and what the derivatives need (`d1`, `d2` or `s`)
+
+    See Also
+    --------
+    bayes_channel
+    bayes_prediction
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnstat.slr import MaxSLR, SpikedSLR, location_prior
+    >>> omk, mask = np.array([[1.0, 0.0, -1.0]]), np.ones((1, 3), bool)
+    >>> P = location_prior(MaxSLR(3, np.inf), omk, 0.5, mask)   # P(argmax of N(omk, 0.5 I) = eps)
+    >>> P.kind, np.exp(P.logp).round(4).tolist()
+    ('argmax', [[0.8319, 0.1549, 0.0133]])
+    >>> # exp(sqrt(nu) omk + nu (Vk - 1)/2)/L
+    >>> P = location_prior(SpikedSLR(3, 2.0), omk, 0.5, mask)
+    >>> P.kind, np.exp(P.logp).round(4).tolist()
+    ('spiked', [[0.8316, 0.2022, 0.0492]])
     """
     _check_model(model)
     omk, Vk, mask, n_gh, xi, _, _ = _check_fields(model, omk, Vk, mask, n_gh, xi)
@@ -316,6 +340,34 @@ def bayes_channel(model:SLRModel, # SpikedSLR or MaxSLR
         Gauss-Hermite nodes (max-SLR at nu = inf)
     xi : np.ndarray | None, default None
         (m, L) inner draws (max-SLR at finite nu)
+
+    Returns
+    -------
+    ChannelOutput
+        ChannelOutput with `logZ` ((n,) log Z_out), `g` ((n, L, 2) its gradient, columns key and
+        value), `dg` ((n, L, 2, 2) own-token Hessian, None unless `hessian`) and `pi` ((n, L)
+        location posterior)
+
+    See Also
+    --------
+    location_prior
+    bayes_prediction
+    nishimori_terms
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnstat.slr import SpikedSLR, bayes_channel
+    >>> y = np.array([1.0, -0.5])
+    >>> omk = np.random.default_rng(0).standard_normal((2, 3))
+    >>> omv = np.array([[1.0, 0.0, -1.0], [1.0, 0.0, -0.5]])
+    >>> # the second sequence has L = 2
+    >>> mask = np.array([[True, True, True], [True, True, False]])
+    >>> c = bayes_channel(SpikedSLR(3, 2.0), y, omk, omv, 0.5, 0.2, mask, hessian=True)
+    >>> c.logZ.round(4).tolist(), c.g.shape, c.dg.shape
+    ([-1.4795, -2.6734], (2, 3, 2), (2, 3, 2, 2))
+    >>> c.pi.round(3).tolist()           # the location posterior follows the value field nearest y
+    [[0.946, 0.054, 0.0], [0.016, 0.984, 0.0]]
     """
     _check_model(model)
     omk, Vk, mask, n_gh, xi, omv, y = _check_fields(model, omk, Vk, mask, n_gh, xi, omv, y)
@@ -375,6 +427,32 @@ def bayes_prediction(model:SLRModel, # SpikedSLR or MaxSLR
         Gauss-Hermite nodes (max-SLR at nu = inf)
     xi : np.ndarray | None, default None
         inner draws (max-SLR at finite nu)
+
+    Returns
+    -------
+    np.ndarray
+        float array of shape (n,), the posterior-mean prediction of each sequence
+
+    See Also
+    --------
+    location_prior
+    bayes_channel
+    bayes_optimal_error
+
+    Examples
+    --------
+    >>> import math
+    >>> import numpy as np
+    >>> from attnstat.slr import SpikedSLR, bayes_prediction
+    >>> omk = np.random.default_rng(0).standard_normal((2, 3))
+    >>> omv = np.array([[1.0, 0.0, -1.0], [1.0, 0.0, -0.5]])
+    >>> mask = np.array([[True, True, True], [True, True, False]])
+    >>> yhat = bayes_prediction(SpikedSLR(3, 2.0), omk, omv, 0.5, mask)
+    >>> yhat.round(4).tolist()
+    [-0.2844, 0.7122]
+    >>> w = np.where(mask, np.exp(math.sqrt(2.0) * omk), 0.0)    # spiked-SLR: softmax(sqrt(nu) omk)
+    >>> ((w / w.sum(1, keepdims=True)) * omv).sum(1).round(4).tolist()
+    [-0.2844, 0.7122]
     """
     _check_model(model)
     omk, Vk, mask, n_gh, xi, omv, _ = _check_fields(model, omk, Vk, mask, n_gh, xi, omv)
@@ -479,6 +557,26 @@ def inner_draws(m:int, # points per set
         int or Generator
     n_sets : int | None, default None
         None: one (m, L) set; K: K independently scrambled sets, (K,
+
+    Returns
+    -------
+    np.ndarray
+        float array of standard Gaussian points, shape (m, L), or (n_sets, m, L) with one scrambling
+        per set
+
+    See Also
+    --------
+    nishimori_sample
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnstat.slr import inner_draws
+    >>> xi = inner_draws(256, 3, seed=0)      # scrambled Sobol points: powers of 2 balance best
+    >>> xi.shape, bool(np.abs(xi.mean(0)).max() < 0.01)
+    ((256, 3), True)
+    >>> inner_draws(64, 3, seed=0, n_sets=4).shape
+    (4, 64, 3)
     """
     m, L = _int("m", m, lo=1), _int("L", L, lo=1)
     if n_sets is not None: n_sets = _int("n_sets", n_sets, lo=1)
@@ -513,6 +611,28 @@ def nishimori_sample(model:SLRModel, # SpikedSLR or MaxSLR
         inner draws per set (max-SLR at finite nu): scrambled Sobol points
     n_groups : int, default 1
         independent sets of inner draws, one per group of samples
+
+    Returns
+    -------
+    NishimoriSample
+        NishimoriSample with the teacher projections `P`, the Gaussians `G` ((n, L, 2)) of the
+        fields and the inner draws `xi`
+
+    See Also
+    --------
+    nishimori_terms
+    inner_draws
+    bayes_optimal_error
+
+    Examples
+    --------
+    >>> from attnstat.slr import MaxSLR, SpikedSLR, nishimori_sample
+    >>> S = nishimori_sample(SpikedSLR(3, 2.0), 2000, seed=0)
+    >>> len(S), S.P.chi_star.shape, S.G.shape
+    (2000, (2000, 3), (2000, 3, 2))
+    >>> S = nishimori_sample(MaxSLR(3, 2.0), 1000, seed=0, n_inner=32, n_groups=4)
+    >>> S.xi.shape, len(S.groups())          # one set of inner draws per group of samples
+    ((4, 32, 3), 4)
     """
     _check_model(model)
     n_mc = _int("n_mc", n_mc, lo=1); n_inner = _int("n_inner", n_inner, lo=1)
@@ -550,6 +670,32 @@ def nishimori_terms(model:SLRModel, # SpikedSLR or MaxSLR
         Gauss-Hermite nodes (max-SLR at nu = inf)
     chunk : int, default 20000
         samples per batch
+
+    Returns
+    -------
+    tuple
+        tuple `(gg, logZ)`: per-sample sum_l g_l^2 (key, value), shape (n, 2), and log Z_out, shape
+        (n,)
+
+    See Also
+    --------
+    nishimori_sample
+    free_entropy
+    bayes_optimal_error
+
+    Examples
+    --------
+    >>> import math
+    >>> from attnstat.slr import SpikedSLR, nishimori_sample, nishimori_terms
+    >>> model = SpikedSLR(3, 2.0)
+    >>> S = nishimori_sample(model, 2000, seed=0)
+    >>> gg, logZ = nishimori_terms(model, (0.5, 0.5), S)
+    >>> gg.shape, logZ.shape
+    ((2000, 2), (2000,))
+    >>> # the conjugates qhat = alpha E sum_l g_l^2, at alpha = 1.5
+    >>> qhat = 1.5 * gg.mean(0)
+    >>> [round(float(x), 1) for x in qhat]
+    [1.9, 1.6]
     """
     _check_model(model)
     q = check_array("q", q, shape=(2,))
@@ -599,6 +745,26 @@ def free_entropy(q, # overlaps (q_k, q_v)
         sample ratio
     psi_out : float
         E log Z_out(y, Omega, 1 - q)
+
+    Returns
+    -------
+    float
+        float, the replica-symmetric free entropy Phi
+
+    See Also
+    --------
+    nishimori_terms
+    bayes_optimal_branches
+
+    Examples
+    --------
+    >>> from attnstat.slr import free_entropy
+    >>> print(f"{free_entropy((0.4, 0.6), (0.7, 1.5), alpha=1.2, psi_out=-1.0):.6f}")
+    -1.413459
+    >>> free_entropy((0.4, 0.6), (0.7,), 1.2, -1.0)
+    Traceback (most recent call last):
+    ...
+    ValueError: q and qhat must have one shape, got (2,) and (1,)
     """
     # finite real arrays (None, strings, NaN refused)
     q, qhat = check_array("q", q), check_array("qhat", qhat)
@@ -990,6 +1156,29 @@ def bayes_optimal_error(model:SLRModel, # SpikedSLR or MaxSLR
         solver knobs (None: the defaults)
     **knobs
         single knobs by name (damping, atol, ...: see NishimoriOptions)
+
+    Returns
+    -------
+    BayesOptimalResult
+        BayesOptimalResult with the overlaps `q_k`, `q_v` and conjugates, the Bayes-optimal `error`
+        (with `error_se`, and `error_mc` by direct Monte Carlo), `excess`, free entropy `phi`,
+        `perfect_v` and the solver diagnostics (`converged`, `n_iter`, `residual`, `rho`)
+
+    See Also
+    --------
+    bayes_optimal_branches
+    bayes_phase_diagram
+    attnstat.slr.population.bayes_risk
+
+    Examples
+    --------
+    >>> from attnstat.slr import SpikedSLR, bayes_optimal_error
+    >>> r = bayes_optimal_error(SpikedSLR(3, 2.0), 5.0, n_mc=200, n_blocks=0)
+    >>> # v* is recovered exactly: q_v = 1, q_k = alpha nu/(1 + alpha nu)
+    >>> r.perfect_v, r.converged, r.method
+    (True, True, 'closed channel')
+    >>> print(f"q_k = {r.q_k:.6f} ({10 / 11:.6f}), error = {r.error:.4f}")
+    q_k = 0.909091 (0.909091), error = 0.3726
     """
     opt = _options(options, knobs)
     alpha, n_mc, n_blocks, q0, given = _check_bo(model, alpha, n_mc, seed, q0, init, n_blocks, opt)
@@ -1160,6 +1349,27 @@ def bayes_optimal_branches(model:SLRModel, # SpikedSLR or MaxSLR
         fixed-point method (see `bayes_optimal_error`)
     errors : str, default 'linearised'
         block errors (see `bayes_optimal_error`)
+
+    Returns
+    -------
+    BayesBranches
+        BayesBranches with the two fixed points `uninformed` and `informed` (BayesOptimalResult),
+        `coexist`, the `equilibrium` branch (its result: `.bayes`) and `hard`
+
+    See Also
+    --------
+    bayes_optimal_error
+    bayes_phase_diagram
+
+    Examples
+    --------
+    >>> from attnstat.slr import SpikedSLR, bayes_optimal_branches
+    >>> b = bayes_optimal_branches(SpikedSLR(3, 1.0), 1.2, n_mc=200, n_blocks=0)
+    >>> # the informed branch wins but GAMP reaches the other one
+    >>> b.coexist, b.equilibrium, b.hard
+    (True, 'informed', True)
+    >>> print(f"errors: uninformed {b.uninformed.error:.2f}, informed {b.informed.error:.4f}")
+    errors: uninformed 0.74, informed 0.5568
     """
     kw = {"n_mc": n_mc, "seed": seed, "n_blocks": n_blocks, "n_gh": n_gh, "n_inner": n_inner,
           "atol": atol, "max_iter": max_iter, "on_fail": on_fail, "method": method,
@@ -1305,6 +1515,25 @@ def bayes_phase_diagram(model:SLRModel, # SpikedSLR or MaxSLR (the family member
         maximum iterations per point
     method : str, default 'accelerated'
         fixed-point method (see `bayes_optimal_error`)
+
+    Returns
+    -------
+    PhaseDiagram
+        PhaseDiagram with `rows` (one dict per alpha: both branches, coexist, equilibrium, hard),
+        the spinodals, `alpha_it`, `alpha_pr_it`, `alpha_pr_alg` and `hard_phase`
+
+    See Also
+    --------
+    bayes_optimal_branches
+    bayes_optimal_error
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnstat.slr import MaxSLR, bayes_phase_diagram
+    >>> pd = bayes_phase_diagram(MaxSLR(3, np.inf), [0.5, 1.0, 2.0, 4.0], n_mc=200, n_groups=1)
+    >>> [r["equilibrium"] for r in pd.rows], pd.alpha_pr_it, pd.hard_phase
+    (['uninformed', 'uninformed', 'uninformed', 'uninformed'], 2.0, None)
     """
     _check_model(model)
     if isinstance(alphas, (str, bytes)) or not hasattr(alphas, "__len__"):

@@ -26,6 +26,28 @@ def parse_lengths(L, # an int >= 1 or a dict {length: probability}
     ----------
     L
         an int >= 1 or a dict {length: probability}
+
+    Returns
+    -------
+    dict
+        dict `{length: probability}` sorted by length, zero-probability lengths dropped
+
+    See Also
+    --------
+    check_model
+    teacher
+
+    Examples
+    --------
+    >>> from attnstat.slr import parse_lengths
+    >>> parse_lengths(4)
+    {4: 1.0}
+    >>> parse_lengths({8: 0.25, 4: 0.75, 2: 0.0})
+    {4: 0.75, 8: 0.25}
+    >>> parse_lengths({4: 0.5})
+    Traceback (most recent call last):
+    ...
+    ValueError: L must be a length distribution whose probabilities sum to 1, got sum 0.5
     """
     if isinstance(L, dict):
         if len(L) == 0:
@@ -58,6 +80,26 @@ def teacher(D:int, # dimension (>= 2)
         dimension (>= 2)
     seed : default None
         int or numpy Generator
+
+    Returns
+    -------
+    tuple
+        tuple `(k_star, v_star)` of two orthogonal float arrays of shape (D,), each of norm sqrt(D)
+
+    See Also
+    --------
+    parse_lengths
+    check_model
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnstat.slr import teacher
+    >>> k_star, v_star = teacher(8, seed=0)
+    >>> k_star.shape, bool(np.isclose(k_star @ k_star, 8.0))
+    ((8,), True)
+    >>> bool(abs(k_star @ v_star) < 1e-12), bool(np.isclose(v_star @ v_star, 8.0))
+    (True, True)
     """
     D = check_int("D", D, lo=2)
     check_memory("D", 8.0 * 4 * D)
@@ -606,6 +648,26 @@ def check_model(model, # the value to check
         the value to check
     name : str, default 'model'
         parameter name, used in the messages
+
+    Returns
+    -------
+    SLRModel
+        the model itself (a SpikedSLR or MaxSLR), unchanged
+
+    See Also
+    --------
+    parse_lengths
+
+    Examples
+    --------
+    >>> from attnstat.slr import SpikedSLR, check_model
+    >>> model = check_model(SpikedSLR(4, 2.0))
+    >>> model.kind, model.L_max, model.nu
+    ('spiked', 4, 2.0)
+    >>> check_model("spiked")
+    Traceback (most recent call last):
+    ...
+    TypeError: model must be a SpikedSLR or MaxSLR (a concrete SLRModel), got str
     """
     base = _Routes._draw_chi_eps
     concrete = isinstance(model, SLRModel) and type(model)._draw_chi_eps is not base

@@ -280,6 +280,28 @@ def optimal_lambda(model:SLRModel, # SpikedSLR or MaxSLR
         "informed", "uninformed" or a ReplicaResult (warm start)
     options : default None
         TuningOptions (search and replica knobs), a dict, or None
+
+    Returns
+    -------
+    OptimalLambda
+        OptimalLambda with `lam` (lambda*), its replica `test_error` (and `test_error_se`), the flat
+        range `lam_lo`, `lam_hi`, `stability`, `at_bound`, `converged`, `stop`, `n_iter`, every
+        solve in `evaluations` and the `replica` solution at lambda*
+
+    See Also
+    --------
+    tuned_curve
+    attnstat.slr.replica.replica_erm
+
+    Examples
+    --------
+    >>> from attnstat.slr import SpikedSLR, optimal_lambda
+    >>> # L = 1: ridge, lambda* = noise^2
+    >>> r = optimal_lambda(SpikedSLR(1, 1.0, noise=0.5), "softmax", 2.0)
+    >>> print(f"lambda* = {r.lam:.2f}, test error {r.test_error:.4f}")
+    lambda* = 0.25, test error 0.4254
+    >>> r.converged, r.stop, r.stability
+    (True, 'xtol', 'stable')
     """
     model = check_model(model); act = get_activation(activation)
     alpha, (lo, hi) = _check_search(alpha, bounds, init, seed)
@@ -324,6 +346,22 @@ def tuned_curve(model:SLRModel, # SpikedSLR or MaxSLR
         seed of the channel sample (an int: the same for every alpha and lambda)
     options : default None
         TuningOptions, a dict of its fields, or None
+
+    Returns
+    -------
+    list
+        list of OptimalLambda, one per alpha, in the given order
+
+    See Also
+    --------
+    optimal_lambda
+
+    Examples
+    --------
+    >>> from attnstat.slr import SpikedSLR, tuned_curve
+    >>> curve = tuned_curve(SpikedSLR(1, 1.0, noise=0.5), "softmax", [0.5, 2.0, 8.0])
+    >>> [(r.alpha, round(r.lam, 2), round(r.test_error, 4)) for r in curve]
+    [(0.5, 0.25, 0.8904), (2.0, 0.25, 0.4254), (8.0, 0.25, 0.2843)]
     """
     model = check_model(model); get_activation(activation)
     if isinstance(alphas, (str, bytes)):
