@@ -129,7 +129,7 @@ def source_docments(source:str, # the text of a Python module
 # %% ../nbs/00g_docs.ipynb #196253e9
 def numpydoc_section(docs:dict, # from `source_docments`, `param_docs` or `class_docs`
                      width:int|None=None, # wrap each comment at this many columns (None: do not)
-                     extra:dict|None=None, # {"returns", "see_also", "examples"} of an `examples` call
+                     extra:dict|None=None, # returns, see_also, examples: an `examples` call
                     ) -> str: # the sections after a blank line ("" when nothing is documented)
     """The numpydoc `Parameters`, `Returns`, `See Also` and `Examples` sections of an object.
 
@@ -140,7 +140,7 @@ def numpydoc_section(docs:dict, # from `source_docments`, `param_docs` or `class
     width : int | None, default None
         wrap each comment at this many columns (None: do not)
     extra : dict | None, default None
-        {"returns", "see_also", "examples"} of an `examples` call
+        returns, see_also, examples: an `examples` call
 
     Returns
     -------
