@@ -288,3 +288,26 @@ def test_damaged_export_is_a_cache_error(tmp_path):
     assert np.array_equal(load_nonsymmetric_check(path)[(0, 8)]["attention"], _chunk_direct(0, 8, 2, 0, 1, 4).attention)
     with pytest.raises(FileNotFoundError, match="path"): BV.read_npz(tmp_path / "missing.npz")
     with pytest.raises(TypeError, match="fresh"): BG.run_nonsymmetric_check(path, seed=1, fresh=1, **TINY)
+
+@pytest.mark.parametrize("cv", [False, True])
+def test_run_time_guard_within_3x_of_measured(cv):
+    # issue 33: the run-time guard of simulate_test_errors(_cv) is trials * _test_trial_seconds(...), a cost model
+    # fitted to time.process_time at nine sizes (0.77-1.13 there); on a small run here it must stay within [1/3, 3]
+    # of the measured CPU time (median of 3 runs, one BLAS thread, so the ratio does not move with the load).
+    import time
+    from threadpoolctl import threadpool_limits
+    from attnstat.rmt.generalisation import _test_trial_seconds
+    fn = simulate_test_errors_cv if cv else simulate_test_errors
+    g = [0.1, 1.0, 10.0]
+    ratios = []
+    with threadpool_limits(1):
+        for n, p, n_test, trials in ((512, 256, 1000, 4), (256, 512, 500, 4)):
+            fn("tanh", n, p, [1.0, 0.0], [0.6, 0.8], [1.2, -0.3], g, 2, 0, n_test=n_test)   # warm up
+            ts = []
+            for rep in range(3):
+                t0 = time.process_time()
+                fn("tanh", n, p, [1.0, 0.0], [0.6, 0.8], [1.2, -0.3], g, trials, rep, n_test=n_test)
+                ts.append(time.process_time() - t0)
+            est = trials * _test_trial_seconds(n, p, n_test, len(g), cv=cv)
+            ratios.append(est / float(np.median(ts)))
+    assert all(1 / 3 <= r <= 3 for r in ratios), ratios

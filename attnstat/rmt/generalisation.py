@@ -21,9 +21,8 @@ from .theory import (_H, GAMMA_RANGE, _dx_implicit, _gamma_grid, _noise_solution
                                  attention_theory, theory_options)
 
 # %% auto #0
-__all__ = ['GeneralisationTheory', 'ridge_test_error', 'attention_test_theory',
-           'attention_test_error', 'EmpiricalTestErrors', 'simulate_test_errors',
-           'simulate_test_errors_cv']
+__all__ = ['GeneralisationTheory', 'ridge_test_error', 'attention_test_theory', 'attention_test_error', 'EmpiricalTestErrors',
+           'simulate_test_errors', 'simulate_test_errors_cv']
 
 # %% ../../nbs/03e_rmt_generalisation.ipynb #2b71ec04
 def _spectral_nodes(P):
@@ -132,6 +131,26 @@ def ridge_test_error(*, c:float, # ratio p/n > 0
         ridge parameter(s) > 0
     snr : float
         ||mu||^2 >= 0
+
+    Returns
+    -------
+    value
+        float for a scalar gamma, else an array over the grid: the limiting test error E^test_RR
+
+    See Also
+    --------
+    attention_test_error
+    attnstat.rmt.theory.ridge_error
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnstat.rmt import ridge_error, ridge_test_error
+    >>> print(f"{ridge_test_error(c=0.5, gamma=0.1, snr=1.0):.4f}")
+    0.7896
+    >>> g = [0.1, 1.0, 1e8]                      # test error vs interpolation error; both -> 1
+    >>> [np.round(fn(c=0.5, gamma=g, snr=1.0), 4) for fn in (ridge_test_error, ridge_error)]
+    [array([0.7896, 0.6375, 1.    ]), array([0.2603, 0.3886, 1.    ])]
     """
     c = check_real("c", c, lo=0.0, lo_open=True); snr = check_real("snr", snr, lo=0.0)
     g = np.maximum(_gamma_grid(gamma), GAMMA_RANGE[0]); b = 1 - c + g
@@ -215,6 +234,28 @@ def attention_test_theory(f, # nonlinearity: a name, a callable or a Nonlinearit
         refuse a_1 = 0
     options : default None
         TheoryOptions, a dict of its fields, or None
+
+    Returns
+    -------
+    GeneralisationTheory
+        GeneralisationTheory: per gamma the test errors error (attention) and ridge, the
+        interpolation errors train and ridge_train, u_mu, quad and the problem's params
+
+    See Also
+    --------
+    attention_test_error
+    simulate_test_errors
+    attnstat.rmt.theory.attention_theory
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnstat.rmt import attention_test_theory
+    >>> th = attention_test_theory("tanh", c=0.5, gamma=[0.1, 1.0], mu=[1.0], w_K=[1.0], w_Q=[1.0])
+    >>> np.round(th.error, 4), np.round(th.ridge, 4)        # test errors: attention, ridge
+    (array([0.789 , 0.5861]), array([0.7896, 0.6375]))
+    >>> np.round(th.train, 4), np.round(th.u_mu, 4)         # interpolation error, signal carried
+    (array([0.3281, 0.4003]), array([0.5292, 0.4899]))
     """
     o = theory_options(options); g0 = _gamma_grid(gamma); n0 = g0.size
     # twin grid: a precision check by smoothness in gamma
@@ -265,6 +306,24 @@ def attention_test_error(f, # nonlinearity: a name, a callable or a Nonlinearity
         refuse a_1 = 0
     options : default None
         TheoryOptions, a dict of its fields, or None
+
+    Returns
+    -------
+    value
+        float for a scalar gamma, else an array over the grid: the limiting test error E^test_Attn
+
+    See Also
+    --------
+    attention_test_theory
+    ridge_test_error
+    attnstat.rmt.theory.attention_error
+
+    Examples
+    --------
+    >>> from attnstat.rmt import attention_test_error, ridge_test_error
+    >>> e = attention_test_error("tanh", c=0.5, gamma=1.0, mu=[1.0], w_K=[1.0], w_Q=[1.0])
+    >>> print(f"{e:.4f} {ridge_test_error(c=0.5, gamma=1.0, snr=1.0):.4f}")   # attention < ridge
+    0.5861 0.6375
     """
     E = attention_test_theory(f, c=c, gamma=gamma, mu=mu, w_K=w_K, w_Q=w_Q, diag=diag,
                               require_a1=require_a1, options=options).error
@@ -322,6 +381,14 @@ def _fit_predict(F, y, Ft, g):
         B = F @ (U @ ((U.T @ y)[:, None] / (lam[:, None] + g[None, :]))) / n
     return B.T @ Ft, ((y[None, :] - B.T @ F)**2).mean(1)
 
+# %% ../../nbs/03e_rmt_generalisation.ipynb #b8f4d2e1
+def _test_trial_seconds(n, p, n_test, G, cv=False):
+    "CPU seconds of one context of simulate_test_errors (cv: _cv_trial with G Cholesky solves)."
+    m, mm, ew = min(n, p), n * p * (n + n_test), n * (n + n_test)
+    if cv:
+        return 6e-4 + 3.0e-11 * mm + 9e-9 * ew + 4.2e-11 * G * m**3 + 1.8e-9 * G * p * (n + n_test)
+    return 1e-3 + 3.1e-11 * mm + 1.05e-8 * ew + 3.6e-10 * m**3 + 2.2e-9 * G * p * (n + n_test)
+
 # %% ../../nbs/03e_rmt_generalisation.ipynb #908a2f70
 def _test_kernel(X, Xt, act, wk, wq, kernel, rng):
     "The kernel between the context X and fresh tokens Xt: real, or its Gaussian equivalent."
@@ -330,6 +397,7 @@ def _test_kernel(X, Xt, act, wk, wq, kernel, rng):
     if kernel == "real": return (act(T / math.sqrt(p)) - act.coef.a0) / math.sqrt(p)
     return act.coef.a1 * T / p + rng.standard_normal(T.shape) * math.sqrt(act.coef.sigma2 / p)
 
+# %% ../../nbs/03e_rmt_generalisation.ipynb #15a67e9d
 def simulate_test_errors(f, # nonlinearity
                          n:int, # context tokens
                          p:int, # embedding dimension
@@ -368,6 +436,29 @@ def simulate_test_errors(f, # nonlinearity
         fresh tokens per context
     kernel : str, default 'real'
         "real" nonlinear kernel or its "gaussian" equivalent
+
+    Returns
+    -------
+    EmpiricalTestErrors
+        EmpiricalTestErrors: per-trial test errors attention and ridge and interpolation errors
+        attention_train and ridge_train (trials x G), with stats() for means and standard errors
+
+    See Also
+    --------
+    simulate_test_errors_cv
+    attention_test_theory
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnstat.rmt import simulate_test_errors
+    >>> E = simulate_test_errors("tanh", 200, 100, [1.0], [1.0], [1.0], [0.1, 1.0], trials=4,
+    ...                          seed=0, n_test=400)
+    >>> E.attention.shape, E.params["kernel"]
+    ((4, 2), 'real')
+    >>> mean, se = E.stats("attention")
+    >>> np.round(mean, 2), np.round(E.stats("ridge")[0], 2)   # theory: (0.79, 0.59), (0.79, 0.64)
+    (array([0.8, 0.6]), array([0.8 , 0.65]))
     """
     act = activation(f)
     n = check_int("n", n, lo=2)
@@ -378,8 +469,8 @@ def simulate_test_errors(f, # nonlinearity
                  8.0 * (4 * n * n + 3 * p * n + 3 * max(n, p)**2 + 3 * (n + p) * n_test))
     g = _gamma_grid(gammas, "gammas")
     check_memory("trials", 8.0 * 4 * trials * g.size)
-    # run-time estimate: as empirical_errors, plus the test tokens
-    check_seconds("trials", 4e-9 * trials * n * (n * (n + p) + 2 * n_test * p))
+    # run-time estimate: the measured cost model of one context (within 3x of process_time)
+    check_seconds("trials", trials * _test_trial_seconds(n, p, n_test, g.size))
     mu_, wk, wq = _vec("mu", mu, p), _vec("w_K", w_K, p), _vec("w_Q", w_Q, p)
     rngs = spawn(seed, trials)
     A, R, At, Rt = (np.empty((trials, g.size)) for _ in range(4))
@@ -426,6 +517,7 @@ def _cv_trial(act, n, p, mu_, wk, wq, g, n_test, rng) -> tuple:
     return (lin + rem, (1 - mu_ @ Bx)**2 + (Bx * Bx).sum(0), ((y[:, None] - F.T @ Bf)**2).mean(0),
             ((y[:, None] - X.T @ Bx)**2).mean(0))
 
+# %% ../../nbs/03e_rmt_generalisation.ipynb #d10e8dda
 def simulate_test_errors_cv(f, # nonlinearity
                             n:int, # context tokens
                             p:int, # embedding dimension
@@ -461,6 +553,29 @@ def simulate_test_errors_cv(f, # nonlinearity
         int or Generator; trial t uses the t-th spawned child
     n_test : int, default 2000
         fresh tokens per context (the nonlinear remainder)
+
+    Returns
+    -------
+    EmpiricalTestErrors
+        EmpiricalTestErrors: per-trial test and interpolation errors of attention and ridge (trials
+        x G), params['estimator'] = 'control variate'
+
+    See Also
+    --------
+    simulate_test_errors
+    attention_test_error
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnstat.rmt import simulate_test_errors_cv
+    >>> E = simulate_test_errors_cv("tanh", 200, 100, [1.0], [1.0], [1.0], [0.1, 1.0], trials=4,
+    ...                             seed=0, n_test=400)
+    >>> mean, se = E.stats("difference")            # attention - ridge, paired on each context
+    >>> bool(mean[1] < -3 * se[1]), E.params["estimator"]
+    (True, 'control variate')
+    >>> np.round(E.stats("attention")[0], 2)        # smaller spread than simulate_test_errors
+    array([0.74, 0.56])
     """
     act = activation(f)
     n = check_int("n", n, lo=2)
@@ -470,9 +585,9 @@ def simulate_test_errors_cv(f, # nonlinearity
     m = min(n, p)
     check_memory("n, p, n_test",
                  8.0 * (2 * n * n + 3 * p * n + 2 * m * m + 2 * n * n_test + p * n_test))
-    # per trial: the overhead and the solves
-    check_seconds("trials", trials * (2e-3 + 4e-9 * n * (n * (n + p) + 2 * n_test * p)))
     g = _gamma_grid(gammas, "gammas"); check_int("len(gammas)", g.size, lo=1, hi=64)
+    # run-time estimate: the measured cost model of one context (within 3x of process_time)
+    check_seconds("trials", trials * _test_trial_seconds(n, p, n_test, g.size, cv=True))
     mu_, wk, wq = _vec("mu", mu, p), _vec("w_K", w_K, p), _vec("w_Q", w_Q, p)
     rngs = spawn(seed, trials)
     A, R, At, Rt = (np.empty((trials, g.size)) for _ in range(4))

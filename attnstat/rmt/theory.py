@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 import numpy as np
-from scipy import optimize
 
 from ..core import (ConvergenceError, ParameterTypeError, check_int, check_memory, check_positive,
                            check_real, check_seconds)
@@ -24,10 +23,9 @@ from .hermite import activation
 from .models import _array_arg, _choice, _gamma_grid
 
 # %% auto #0
-__all__ = ['GAMMA_RANGE', 'GRAM_MAX', 'mp_edges', 'mp_stieltjes', 'mp_stieltjes_derivative',
-           'SpectralRule', 'default_nodes', 'mp_rule', 'bbp_outlier', 'spiked_rule',
-           'kernel_stieltjes', 'kernel_density', 'NoiseFixedPoint', 'TheoryOptions',
-           'theory_options', 'noise_fixed_point', 'AttentionTheory', 'attention_theory',
+__all__ = ['GAMMA_RANGE', 'GRAM_MAX', 'mp_edges', 'mp_stieltjes', 'mp_stieltjes_derivative', 'SpectralRule', 'default_nodes',
+           'mp_rule', 'bbp_outlier', 'spiked_rule', 'kernel_stieltjes', 'kernel_density', 'NoiseFixedPoint',
+           'TheoryOptions', 'theory_options', 'noise_fixed_point', 'AttentionTheory', 'attention_theory',
            'attention_error', 'ridge_error', 'ridge_error_ridgeless', 'ridgeless_fixed_point',
            'attention_error_ridgeless']
 
@@ -40,6 +38,24 @@ def mp_edges(c:float, # ratio p/n > 0
     ----------
     c : float
         ratio p/n > 0
+
+    Returns
+    -------
+    tuple
+        tuple (lambda_-, lambda_+) of floats: the edges (1 - sqrt(c))^2 and (1 + sqrt(c))^2 of the
+        support
+
+    See Also
+    --------
+    mp_stieltjes
+    mp_rule
+
+    Examples
+    --------
+    >>> from attnstat.rmt import mp_edges
+    >>> lo, hi = mp_edges(0.25)
+    >>> print(f"{lo:.4f} {hi:.4f}")
+    0.2500 2.2500
     """
     c = check_positive("c", c)
     return (1 - math.sqrt(c))**2, (1 + math.sqrt(c))**2
@@ -80,6 +96,26 @@ def mp_stieltjes(z, # points (real or complex, any shape); real points on the su
         points (real or complex, any shape); real points on the support mean z + i0
     c : float
         ratio p/n > 0
+
+    Returns
+    -------
+    value
+        m_c(z) with the shape of z: real where z is real and off the support, else complex
+
+    See Also
+    --------
+    mp_stieltjes_derivative
+    mp_edges
+    kernel_stieltjes
+
+    Examples
+    --------
+    >>> from attnstat.rmt import mp_stieltjes
+    >>> print(f"{mp_stieltjes(-1.0, 0.5):.4f}")    # off the support: real
+    0.5616
+    >>> m = mp_stieltjes(2.0, 0.5)                # on the support: the value at 2 + i0
+    >>> print(f"{m.real:.4f} {m.imag:.4f}")
+    -0.7500 0.6614
     """
     c = check_positive("c", c); zc = _points("z", z)
     m, _ = _mp_parts(zc, c)
@@ -98,6 +134,24 @@ def mp_stieltjes_derivative(z, # points off the support
         points off the support
     c : float
         ratio p/n > 0
+
+    Returns
+    -------
+    value
+        m_c'(z) with the shape of z (real for real z off the support)
+
+    See Also
+    --------
+    mp_stieltjes
+    bbp_outlier
+
+    Examples
+    --------
+    >>> from attnstat.rmt import mp_stieltjes, mp_stieltjes_derivative
+    >>> h = 1e-6
+    >>> fd = (mp_stieltjes(-1.0 + h, 0.5) - mp_stieltjes(-1.0 - h, 0.5)) / (2 * h)
+    >>> print(f"{mp_stieltjes_derivative(-1.0, 0.5):.4f} {fd:.4f}")
+    0.3489 0.3489
     """
     c = check_positive("c", c); zc = _points("z", z)
     m, S = _mp_parts(zc, c)
@@ -157,6 +211,22 @@ def default_nodes(c:float, # ratio p/n
     ----------
     c : float
         ratio p/n
+
+    Returns
+    -------
+    int
+        int: the number of Gauss–Chebyshev nodes
+
+    See Also
+    --------
+    mp_rule
+    spiked_rule
+
+    Examples
+    --------
+    >>> from attnstat.rmt import default_nodes
+    >>> default_nodes(0.5), default_nodes(0.99)    # near c = 1 the lower edge closes on 0
+    (1000, 16000)
     """
     c = check_real("c", c, lo=0.0, lo_open=True)
     return 1000 if (1 - math.sqrt(c))**2 >= 0.02 else 16000
@@ -189,6 +259,27 @@ def mp_rule(c:float, # ratio p/n > 0
         ratio p/n > 0
     n_nodes : int | None, default None
         Gauss–Chebyshev nodes N (default: default_nodes(c))
+
+    Returns
+    -------
+    SpectralRule
+        SpectralRule: bulk nodes and weights of the Marchenko–Pastur law, plus its atom at 0 when c
+        > 1
+
+    See Also
+    --------
+    spiked_rule
+    default_nodes
+    mp_edges
+
+    Examples
+    --------
+    >>> from attnstat.rmt import mp_rule
+    >>> R = mp_rule(2.0, n_nodes=200)                # c > 1: an atom of mass 1 - 1/c at 0
+    >>> R.nodes.size, R.atoms.tolist(), R.masses.tolist()
+    (200, [0.0], [0.5])
+    >>> print(f"{R.total_mass:.6f} {R.integrate(lambda l: l):.6f}")   # mass and mean of the law
+    1.000000 1.000000
     """
     c = check_positive("c", c); N = _n_nodes(c, n_nodes)
     lam, w = _mp_nodes(c, N)
@@ -207,6 +298,25 @@ def bbp_outlier(c:float, # ratio p/n > 0
         ratio p/n > 0
     snr : float
         ||mu||^2 in [0, 1e12] (GRAM_MAX)
+
+    Returns
+    -------
+    tuple
+        tuple (lambda_0, mass): the outlier's location and mass, or (None, 0.0) when there is none
+
+    See Also
+    --------
+    spiked_rule
+    mp_edges
+
+    Examples
+    --------
+    >>> from attnstat.rmt import bbp_outlier
+    >>> l0, mass = bbp_outlier(0.5, 2.0)             # ||mu||^2 = 2 > sqrt(c): an outlier
+    >>> print(f"{l0:.4f} {mass:.4f}")
+    3.7500 0.8750
+    >>> bbp_outlier(0.5, 0.5)                         # below the BBP threshold: none
+    (None, 0.0)
     """
     c = check_positive("c", c); snr = check_real("snr", snr, lo=0.0, hi=1e12)
     # at the threshold the atom leaves the edge lambda_+ with zero mass (m_c' is infinite there):
@@ -240,6 +350,24 @@ def spiked_rule(c:float, # ratio p/n in (0, 1e6]
         ||mu||^2 in [0, 1e12] (GRAM_MAX)
     n_nodes : int | None, default None
         Gauss–Chebyshev nodes N (default: default_nodes(c))
+
+    Returns
+    -------
+    SpectralRule
+        SpectralRule: the bulk of nu_s on the Marchenko–Pastur nodes, plus its BBP atom above the
+        threshold
+
+    See Also
+    --------
+    mp_rule
+    bbp_outlier
+
+    Examples
+    --------
+    >>> from attnstat.rmt import spiked_rule
+    >>> S = spiked_rule(0.5, 2.0, n_nodes=400)
+    >>> print(f"{S.total_mass:.4f} {S.atoms[0]:.4f} {S.masses[0]:.4f}")   # a probability measure
+    1.0000 3.7500 0.8750
     """
     c = check_real("c", c, lo=0.0, hi=1e6, lo_open=True)
     snr = check_real("snr", snr, lo=0.0, hi=1e12)
@@ -282,6 +410,28 @@ def kernel_stieltjes(z, # points with Im z > 0 (any shape)
         first Hermite coefficient, |a1| <= 1e6
     sigma2 : float
         nu - a1^2 in [0, 1e6]
+
+    Returns
+    -------
+    value
+        complex array with the shape of z (a complex number for scalar z): the Stieltjes transform
+        m(z)
+
+    See Also
+    --------
+    kernel_density
+    mp_stieltjes
+
+    Examples
+    --------
+    >>> from attnstat.rmt import kernel_stieltjes
+    >>> m = kernel_stieltjes(1.0 + 1.0j, c=0.5, a1=0.5, sigma2=0.3)
+    >>> print(f"{m.real:.4f} {m.imag:.4f}")
+    -0.2620 0.4828
+    >>> kernel_stieltjes(1.0, c=0.5, a1=0.5, sigma2=0.3)
+    Traceback (most recent call last):
+    ...
+    ValueError: z must have Im z > 0
     """
     c = check_real("c", c, lo=0.0, hi=1e6, lo_open=True); a1 = check_real("a1", a1, lo=-1e6, hi=1e6)
     sigma2 = check_real("sigma2", sigma2, lo=0.0, hi=1e6)
@@ -313,6 +463,23 @@ def kernel_density(x, # real points
         nu - a1^2
     eps : float, default 1e-07
         distance above the real axis, in (0, 1]
+
+    Returns
+    -------
+    np.ndarray
+        float array with the shape of x: the limiting eigenvalue density at x
+
+    See Also
+    --------
+    kernel_stieltjes
+    attnstat.rmt.models.attention_kernel
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnstat.rmt import kernel_density
+    >>> np.round(kernel_density([0.5, 1.0], c=0.5, a1=0.5, sigma2=0.3), 4)
+    array([0.2736, 0.1993])
     """
     x = np.asarray(_array_arg("x", x)); eps = check_real("eps", eps, lo=0.0, hi=1.0, lo_open=True)
     return kernel_stieltjes(x + 1j * eps, c, a1, sigma2).imag / np.pi
@@ -410,6 +577,27 @@ def theory_options(options=None, # a TheoryOptions, a dict of its fields, or Non
     ----------
     options : default None
         a TheoryOptions, a dict of its fields, or None (the defaults)
+
+    Returns
+    -------
+    TheoryOptions
+        TheoryOptions: the solver options (defaults where `options` does not set a field)
+
+    See Also
+    --------
+    attention_theory
+    noise_fixed_point
+
+    Examples
+    --------
+    >>> from attnstat.rmt import theory_options
+    >>> o = theory_options({"tol": 1e-10, "method": "damped"})
+    >>> o.tol, o.method, o.n_nodes
+    (1e-10, 'damped', None)
+    >>> theory_options({"tolerance": 1e-10})
+    Traceback (most recent call last):
+    ...
+    attnstat.core.ParameterTypeError: options has no field ['tolerance']; ...
     """
     if options is None: return TheoryOptions()
     if isinstance(options, TheoryOptions): return options
@@ -443,6 +631,7 @@ def _newton(x0, Fmap, tol, maxfev=500):
         if not (np.all(np.isfinite(F)) and F[0] > 0 and F[1] > -1): return np.full(3, 1e3)
         return np.array([math.log(F[0]) - z[0], math.log1p(F[1]) - z[1], F[2] - z[2]])
     z = np.array([math.log(x0[0]), math.log1p(x0[1]), x0[2]])
+    from scipy import optimize   # imported where used: the module imports no scipy
     r = optimize.root(G, z, method="hybr", options={"xtol": min(tol, 1e-13), "maxfev": maxfev})
     if not np.all(np.isfinite(r.x)) or r.x[0] > 700 or r.x[1] > 700: return x0, r.nfev
     return np.array([math.exp(r.x[0]), math.expm1(r.x[1]), r.x[2]]), r.nfev
@@ -468,6 +657,7 @@ def _solve_one(x0, Fmap, tol, damping, max_iter, method):
     if np.all(np.isfinite(F)): r.residual = _scaled_residual(F, r.x)
     return r
 
+# %% ../../nbs/03c_rmt_theory.ipynb #9032a8da
 def _schedule(g):
     "Continuation path from max(gamma, 10) down through the requested gammas, a decade per step."
     g_desc = np.unique(g)[::-1]
@@ -554,6 +744,27 @@ def noise_fixed_point(f, # nonlinearity: a name, a callable or a Nonlinearity
         map evaluations per gamma (continuation steps included)
     method : str, default 'newton'
         "newton" (Powell hybrid in log variables) or "damped"
+
+    Returns
+    -------
+    NoiseFixedPoint
+        NoiseFixedPoint: per gamma the self-energies delta, eta, theta, tr Q/n (trace) and the
+        diagnostics converged, n_iter, residual
+
+    See Also
+    --------
+    attention_theory
+    ridgeless_fixed_point
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnstat.rmt import noise_fixed_point
+    >>> fp = noise_fixed_point("tanh", c=0.5, gamma=[0.1, 1.0])
+    >>> bool(fp.converged.all())
+    True
+    >>> np.round(fp.delta, 4), np.round(fp.eta, 4), np.round(fp.theta, 4)
+    (array([0.3882, 0.0457]), array([0.055 , 0.0118]), array([0.0106, 0.0065]))
     """
     act = activation(f)
     c = check_real("c", c, lo=1e-6, hi=1e6)
@@ -783,6 +994,29 @@ def attention_theory(f, # nonlinearity: a name, a callable or a Nonlinearity
         refuse a_1 = 0 (outside the theorem)
     options : default None
         TheoryOptions (solver knobs), a dict of its fields, or None
+
+    Returns
+    -------
+    AttentionTheory
+        AttentionTheory: per gamma the error E_Attn, ybar, the ridge error E_RR, the self-energies
+        and solver diagnostics, with the problem's parameters in params
+
+    See Also
+    --------
+    attention_error
+    ridge_error
+    theory_options
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnstat.rmt import attention_theory
+    >>> th = attention_theory("tanh", c=0.5, gamma=[0.1, 1.0], mu=[1.0, 0.0], w_K=[1.0, 0.0],
+    ...                       w_Q=[1.0, 0.0])
+    >>> np.round(th.error, 4), np.round(th.ridge, 4)    # attention vs ridge on the tokens
+    (array([0.3281, 0.4003]), array([0.2603, 0.3886]))
+    >>> bool(th.converged.all()), th.params["f"], th.params["n_nodes"]
+    (True, 'tanh', 1000)
     """
     o = theory_options(options)
     act, P = _problem(f, c, mu, w_K, w_Q, diag, o.n_nodes, require_a1)
@@ -835,6 +1069,29 @@ def attention_error(f, # nonlinearity: a name, a callable or a Nonlinearity
         refuse a_1 = 0 (outside the theorem)
     options : default None
         TheoryOptions, a dict of its fields, or None
+
+    Returns
+    -------
+    value
+        float for a scalar gamma, else an array over the grid: the limiting interpolation error
+        E_Attn
+
+    See Also
+    --------
+    attention_theory
+    attention_error_ridgeless
+    ridge_error
+
+    Examples
+    --------
+    >>> from attnstat.rmt import attention_error
+    >>> e = attention_error("tanh", c=0.5, gamma=0.1, mu=[1.0, 0.0], w_K=[1.0, 0.0], w_Q=[1.0, 0.0])
+    >>> print(f"{e:.4f}")
+    0.3281
+    >>> attention_error("cos", c=0.5, gamma=0.1, mu=[1.0], w_K=[1.0], w_Q=[1.0])  # a_1 = 0
+    Traceback (most recent call last):
+    ...
+    ValueError: a_1 = E[xi f(xi)] must be nonzero for the theorem ...
     """
     E = attention_theory(f, c=c, gamma=gamma, mu=mu, w_K=w_K, w_Q=w_Q, diag=diag,
                          require_a1=require_a1, options=options).error
@@ -869,6 +1126,26 @@ def ridge_error(*, c:float, # ratio p/n > 0
         ridge parameter(s) > 0
     snr : float
         ||mu||^2 >= 0
+
+    Returns
+    -------
+    value
+        float for a scalar gamma, else an array over the grid: the limiting ridge interpolation
+        error E_RR
+
+    See Also
+    --------
+    ridge_error_ridgeless
+    attention_error
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnstat.rmt import ridge_error
+    >>> print(f"{ridge_error(c=0.5, gamma=0.1, snr=1.0):.4f}")
+    0.2603
+    >>> np.round(ridge_error(c=0.5, gamma=[1e-8, 1.0, 1e8], snr=1.0), 4)  # (1 - c)/(1 + snr) to 1
+    array([0.25  , 0.3886, 1.    ])
     """
     c = check_real("c", c, lo=0.0, lo_open=True); snr = check_real("snr", snr, lo=0.0)
     # scalar fast path
@@ -893,6 +1170,22 @@ def ridge_error_ridgeless(*, c:float, # ratio p/n > 0
         ratio p/n > 0
     snr : float
         ||mu||^2 >= 0
+
+    Returns
+    -------
+    float
+        float: the ridgeless error (1 - c)/(1 + snr) for c < 1, 0 for c >= 1
+
+    See Also
+    --------
+    ridge_error
+    attention_error_ridgeless
+
+    Examples
+    --------
+    >>> from attnstat.rmt import ridge_error_ridgeless
+    >>> ridge_error_ridgeless(c=0.5, snr=1.0), ridge_error_ridgeless(c=2.0, snr=1.0)
+    (0.25, 0.0)
     """
     c = check_real("c", c, lo=0.0, lo_open=True); snr = check_real("snr", snr, lo=0.0)
     return (1 - c) / (1 + snr) if c < 1 else 0.0
@@ -914,6 +1207,7 @@ def _ridgeless_map(lam, w, c, a1, s2, d):
         return np.array([math.log1p(Fx[0]) - z[0], Fx[1] - z[1]])
     return F, G, D
 
+# %% ../../nbs/03c_rmt_theory.ipynb #2cff4c1a
 def ridgeless_fixed_point(f, # nonlinearity
                           *, c:float, # ratio p/n in (0, 1)
                           diag:float=0.0, # kernel diagonal level d
@@ -934,6 +1228,28 @@ def ridgeless_fixed_point(f, # nonlinearity
         Gauss–Chebyshev nodes (default: default_nodes(c))
     tol : float, default 1e-13
         tolerance on the undamped residual, in [1e-15, 1e-3]
+
+    Returns
+    -------
+    FixedPointResult
+        FixedPointResult: x = (eta, theta), converged, n_iter, residual, and param = D_hat
+
+    See Also
+    --------
+    attention_error_ridgeless
+    noise_fixed_point
+
+    Examples
+    --------
+    >>> from attnstat.rmt import ridgeless_fixed_point
+    >>> r = ridgeless_fixed_point("tanh", c=0.5)
+    >>> eta, theta = r.x
+    >>> print(r.converged, f"{eta:.4f} {theta:.5f} {r.param:.4f}")     # param is D_hat
+    True 0.2559 0.00464 0.0344
+    >>> ridgeless_fixed_point("tanh", c=2.0)
+    Traceback (most recent call last):
+    ...
+    ValueError: c must lie in (0, 1), got 2.0
     """
     act = activation(f); c = check_real("c", c, lo=0, hi=1, lo_open=True, hi_open=True)
     d = check_real("diag", diag, lo=-1e6, hi=1e6); tol = check_real("tol", tol, lo=1e-15, hi=1e-3)
@@ -946,6 +1262,7 @@ def ridgeless_fixed_point(f, # nonlinearity
             rule = mp_rule(c, n_nodes)
             r0 = _solve_grid(np.array([1e-12]), c, a1, s2, d, rule, 1e-12, 0.3, 20_000)[0]
             start = np.array([math.log1p(r0.x[1]), r0.x[2]]); n_eval += r0.n_iter
+        from scipy import optimize   # imported where used: the module imports no scipy
         sol = optimize.root(G, start, method="hybr", options={"xtol": 1e-14, "maxfev": 500})
         n_eval += sol.nfev
         ok = np.all(np.isfinite(sol.x)) and sol.x[0] < 700
@@ -990,6 +1307,27 @@ def attention_error_ridgeless(f, # nonlinearity
         Gauss–Chebyshev nodes (default_nodes(c))
     require_a1 : bool, default True
         refuse a_1 = 0
+
+    Returns
+    -------
+    float
+        float: the limiting interpolation error as gamma -> 0 (0.0 for c >= 1)
+
+    See Also
+    --------
+    attention_error
+    ridgeless_fixed_point
+    ridge_error_ridgeless
+
+    Examples
+    --------
+    >>> from attnstat.rmt import attention_error, attention_error_ridgeless
+    >>> kw = dict(mu=[1.0, 0.0], w_K=[1.0, 0.0], w_Q=[1.0, 0.0])
+    >>> e0 = attention_error_ridgeless("tanh", c=0.5, **kw)
+    >>> print(f"{e0:.4f} {attention_error('tanh', c=0.5, gamma=1e-10, **kw):.4f}")
+    0.2527 0.2527
+    >>> attention_error_ridgeless("tanh", c=2.0, **kw)     # p >= n: the readout interpolates
+    0.0
     """
     act, P = _problem(f, c, mu, w_K, w_Q, diag, n_nodes, require_a1)
     # p >= n: Phi^T Phi has full rank n, the readout interpolates

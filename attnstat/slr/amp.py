@@ -17,8 +17,7 @@ from .models import SLRModel, SpikedSLR
 from .bayes import bayes_channel, bayes_prediction, nishimori_sample, _check_model
 
 # %% auto #0
-__all__ = ['prior_precision', 'AMPResult', 'gamp', 'StateEvolution', 'state_evolution',
-           'AMPSimulation', 'simulate_amp']
+__all__ = ['prior_precision', 'AMPResult', 'gamp', 'StateEvolution', 'state_evolution', 'AMPSimulation', 'simulate_amp']
 
 # %% ../../nbs/02d_slr_amp.ipynb #amp-overlaps
 def _overlaps(W, Wstar):
@@ -49,6 +48,25 @@ def prior_precision(model:SLRModel, # SpikedSLR or MaxSLR
         SpikedSLR or MaxSLR
     alpha : float
         sample ratio N/D
+
+    Returns
+    -------
+    np.ndarray
+        (2, 2) float array, the extra precision on (k, v) added to the Gaussian prior
+
+    See Also
+    --------
+    gamp
+    state_evolution
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnstat.slr import MaxSLR, SpikedSLR, prior_precision
+    >>> prior_precision(SpikedSLR(3, 2.0), alpha=1.5).tolist()     # diag(alpha nu, 0)
+    [[3.0, 0.0], [0.0, 0.0]]
+    >>> prior_precision(MaxSLR(3, np.inf), alpha=1.5).tolist()
+    [[0.0, 0.0], [0.0, 0.0]]
     """
     _check_model(model); alpha = check_real("alpha", alpha, lo=0.0)
     if isinstance(model, SpikedSLR): return np.diag([alpha * model.nu, 0.0])
@@ -233,6 +251,35 @@ def gamp(model:SLRModel, # SpikedSLR or MaxSLR (the channel)
         Gauss-Hermite nodes (max-SLR at nu = inf)
     xi : np.ndarray | None, default None
         inner draws (max-SLR at finite nu)
+
+    Returns
+    -------
+    AMPResult
+        AMPResult with the estimates `W` ((D, 2), columns k, v), the covariance `Sigma`, the
+        per-iteration overlaps `m`, `q` (and `.overlaps`), the changes `delta`, `converged`,
+        `n_iter`, `seconds` and `clipped`
+
+    See Also
+    --------
+    simulate_amp
+    state_evolution
+    attnstat.slr.bayes.bayes_channel
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnstat.slr import MaxSLR, gamp
+    >>> model = MaxSLR(3, np.inf, noise=0.1)
+    >>> data = model.sample(200, 100, seed=0)                   # alpha = N/D = 2
+    >>> W0 = 0.1 * np.random.default_rng(1).standard_normal((100, 2))
+    >>> W_star = np.stack([data.k_star, data.v_star], 1)
+    >>> res = gamp(model, data.X, data.y, data.mask, W0, W_star=W_star,
+    ...            tol=1e-8)
+    >>> o = res.overlaps
+    >>> res.converged, res.W.shape
+    (True, (100, 2))
+    >>> print(f"m_k = {o['m_k'][-1]:.2f}, m_v = {o['m_v'][-1]:.2f}")
+    m_k = 0.80, m_v = 0.99
     """
     _check_model(model)
     max_iter = check_int("max_iter", max_iter, lo=1); n_gh = check_int("n_gh", n_gh, lo=1, hi=200)
@@ -359,6 +406,31 @@ def state_evolution(model:SLRModel, # SpikedSLR or MaxSLR
         inner draws (max-SLR at finite nu)
     symmetric : bool, default True
         drop the Monte Carlo noise in the off-diagonal averages
+
+    Returns
+    -------
+    StateEvolution
+        StateEvolution with the per-iteration overlaps `m`, `q` (and `.overlaps`), variances
+        `Sigma`, predicted test `error`, `n_mc` and `mc_seed`
+
+    See Also
+    --------
+    gamp
+    simulate_amp
+    attnstat.slr.bayes.bayes_optimal_error
+
+    Examples
+    --------
+    >>> from attnstat.slr import SpikedSLR, state_evolution
+    >>> se = state_evolution(SpikedSLR(3, 1.0, noise=0.1), 2.0, (1e-3, 1e-3), (1e-3, 1e-3),
+    ...                      n_iter=30,
+    ...                      n_mc=2000)
+    >>> o = se.overlaps                     # Bayes-optimal fixed point: q_k = 0.636, q_v = 0.985
+    >>> print(f"q_k = {o['q_k'][-1]:.2f}, q_v = {o['q_v'][-1]:.2f}, "
+    ...       f"error {se.error[0]:.1f} -> {se.error[-1]:.2f}")
+    q_k = 0.64, q_v = 0.98, error 1.0 -> 0.57
+    >>> bool(abs(o['m_k'][-1] - o['q_k'][-1]) < 0.02)          # the Nishimori line m = q
+    True
     """
     _check_model(model); _finite_model(model)
     alpha = check_real("alpha", alpha, lo=0.0, hi=1e6, lo_open=True)
@@ -536,6 +608,29 @@ def simulate_amp(model:SLRModel, # SpikedSLR or MaxSLR
         inner draws (max-SLR at finite nu)
     dtype : default np.float64
         storage of the tokens (float64 or float32)
+
+    Returns
+    -------
+    AMPSimulation
+        AMPSimulation with the test error of the posterior-mean prediction (`test_error`,
+        `test_error_se`, `excess`), the final overlaps `m_k, m_v, q_k, q_v, m_kv, m_vk, q_kv`, `N`,
+        `n_iter`, `converged`, `damping` and the full GAMP `result`
+
+    See Also
+    --------
+    gamp
+    state_evolution
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnstat.slr import MaxSLR, simulate_amp
+    >>> sim = simulate_amp(MaxSLR(3, np.inf, noise=0.1), 2.0, 100, seed=0, n_test=500)
+    >>> sim.N, sim.converged
+    (200, True)
+    >>> print(f"m_k = {sim.m_k:.2f}, m_v = {sim.m_v:.2f}, "
+    ...       f"test error {sim.test_error:.2f} +- {sim.test_error_se:.2f}")
+    m_k = 0.76, m_v = 0.99, test error 0.32 +- 0.04
     """
     _check_model(model); _finite_model(model)
     alpha = check_real("alpha", alpha, lo=0.0, lo_open=True)

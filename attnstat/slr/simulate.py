@@ -10,7 +10,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from functools import partial
 import numpy as np
-from scipy.optimize import minimize
 from threadpoolctl import threadpool_info, threadpool_limits
 from ..core import (ParameterTypeError, Result, caller_stacklevel, check_array,
                            check_choice, check_int, check_memory, check_positive, check_real,
@@ -21,8 +20,8 @@ from .models import SLRModel, check_model
 from ..sweep import BACKENDS, max_jobs, run_sweep
 
 # %% auto #0
-__all__ = ['OVERLAPS', 'erm_objective', 'erm_objective_batch', 'lbfgs_batch', 'SimulationResult',
-           'ErmOptions', 'simulate_erm', 'simulate_sweep', 'summarise']
+__all__ = ['OVERLAPS', 'erm_objective', 'erm_objective_batch', 'lbfgs_batch', 'SimulationResult', 'ErmOptions', 'simulate_erm',
+           'simulate_sweep', 'summarise']
 
 # %% ../../nbs/02b_slr_finite_samples.ipynb #erm-data
 def _check_data(X, y, mask):
@@ -139,6 +138,32 @@ def erm_objective(w, # (2D,) the concatenation (k, v)
         samples per chunk at most (default: 8 MiB of X per chunk)
     threads : int, default 1
         worker threads sharing the chunks (each with one BLAS thread)
+
+    Returns
+    -------
+    tuple
+        tuple `(value, gradient)`: the objective (float) and its gradient in (k, v), shape (2D,)
+
+    See Also
+    --------
+    erm_objective_batch
+    lbfgs_batch
+    simulate_erm
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnstat.slr import SpikedSLR, erm_objective
+    >>> data = SpikedSLR(3, 1.0).sample(40, 10, seed=0)
+    >>> w = np.random.default_rng(1).normal(size=20)              # (k, v), D = 10
+    >>> f, g = erm_objective(w, data.X, data.y, "softmax", 0.1, 0.1, data.mask)
+    >>> print(f"{f:.4f}", g.shape)
+    22.3314 (20,)
+    >>> e0, h = np.eye(20)[0], 1e-6                               # the gradient is exact
+    >>> fp = erm_objective(w + h * e0, data.X, data.y, "softmax", 0.1, 0.1, data.mask)[0]
+    >>> fm = erm_objective(w - h * e0, data.X, data.y, "softmax", 0.1, 0.1, data.mask)[0]
+    >>> bool(abs((fp - fm) / (2 * h) - g[0]) < 1e-6)
+    True
     """
     act = get_activation(activation)
     X, y, mask = _check_data(X, y, mask)
@@ -186,6 +211,29 @@ def erm_objective_batch(W, # (2D, K) the K concatenations (k, v) as columns
         samples per chunk at most (default: 8 MiB of X)
     threads : int, default 1
         worker threads sharing the chunks (one BLAS thread each)
+
+    Returns
+    -------
+    tuple
+        tuple `(values, gradients)`: the K objectives, shape (K,), and their gradients, shape (2D,
+        K)
+
+    See Also
+    --------
+    erm_objective
+    lbfgs_batch
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnstat.slr import SpikedSLR, erm_objective, erm_objective_batch
+    >>> data = SpikedSLR(3, 1.0).sample(40, 10, seed=0)
+    >>> W = np.random.default_rng(2).normal(size=(20, 3))          # three (k, v) columns
+    >>> F, G = erm_objective_batch(W, data.X, data.y, "softmax", 0.1, 0.1, data.mask)
+    >>> F.round(4).tolist(), G.shape
+    ([31.9309, 23.2719, 53.0152], (20, 3))
+    >>> print(f"{erm_objective(W[:, 1], data.X, data.y, 'softmax', 0.1, 0.1, data.mask)[0]:.4f}")
+    23.2719
     """
     act = get_activation(activation)
     X, y, mask = _check_data(X, y, mask)
@@ -291,6 +339,29 @@ def lbfgs_batch(fun, # fun(W (d, K)) -> (values (K,), gradients (d, K)) of K ind
         iterations
     m : int, default 20
         memory
+
+    Returns
+    -------
+    dict
+        dict with `x` ((d, K) minimisers), `fun` ((K,) values), `jac` ((d, K) gradients), `n_iter`
+        and `success` ((K,) per column) and `nfev`
+
+    See Also
+    --------
+    erm_objective_batch
+    simulate_erm
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnstat.slr import lbfgs_batch
+    >>> # 4 problems |w - 1|^2, one per column
+    >>> quad = lambda W: (np.sum((W - 1.0)**2, 0), 2 * (W - 1.0))
+    >>> res = lbfgs_batch(quad, np.random.default_rng(0).normal(size=(5, 4)))
+    >>> res["success"].tolist(), bool(np.abs(res["x"] - 1.0).max() < 1e-7)
+    ([True, True, True, True], True)
+    >>> sorted(res)
+    ['fun', 'jac', 'n_iter', 'nfev', 'success', 'x']
     """
     if not callable(fun):
         raise ParameterTypeError(f"fun must be a function W -> (values, gradients), "
@@ -604,6 +675,7 @@ def _run_single(p:_Problem, o:ErmOptions, tr, w_inf, g_init, nth) -> tuple:
         val, G = _objective_batch(w[:, None], tr.X, tr.y, p.act, p.lam_k, p.lam_v, tr.mask, p.c,
                                   o.batch, nth)
         return float(val[0]) / p.N, G[:, 0] / p.N
+    from scipy.optimize import minimize   # imported where used: the module imports no scipy
     opts = {"maxiter": o.max_iter, "maxfun": 2 * o.max_iter, "gtol": o.gtol, "ftol": 1e-15,
             "maxcor": 30}
     res = minimize(fun, w0, jac=True, method="L-BFGS-B", options=opts)
@@ -724,6 +796,30 @@ def simulate_erm(model:SLRModel, # SpikedSLR or MaxSLR
         defaults)
     **legacy
         deprecated: the fields of ErmOptions, and x0, as keywords
+
+    Returns
+    -------
+    SimulationResult
+        SimulationResult with `test_error` (and `test_error_se`, `excess`), `train_loss`, `energy`,
+        the `overlaps` dict (m_kk, m_kv, m_vk, m_vv, q_kk, q_vv, q_kv), the optimiser's `converged`,
+        `n_iter`, `grad_norm`, and with restarts `n_minima`, `minima`, `informed`
+
+    See Also
+    --------
+    simulate_sweep
+    erm_objective
+    attnstat.slr.replica.replica_erm
+
+    Examples
+    --------
+    >>> from attnstat.slr import SpikedSLR, simulate_erm
+    >>> sim = simulate_erm(SpikedSLR(3, 1.0), "softmax", alpha=3.0, lam=0.1, D=50, seed=0,
+    ...                    n_test=1000)
+    >>> sim.N, sim.init, sim.converged
+    (150, 'informed', True)
+    >>> print(f"test error {sim.test_error:.2f} +- {sim.test_error_se:.2f}, "
+    ...       f"m_v = {sim.overlaps['m_vv']:.2f}")
+    test error 0.79 +- 0.04, m_v = 1.08
     """
     init, init_name = _legacy_init(init, legacy)
     o = _erm_options(options, legacy, "simulate_erm")
@@ -832,6 +928,27 @@ def simulate_sweep(model:SLRModel, # SpikedSLR or MaxSLR
         fields, or None
     **kw
         passed to simulate_erm: lam_k, lam_v, n_test, c
+
+    Returns
+    -------
+    list
+        list of dicts, one row per (alpha, init, seed): the fields of `SimulationResult.as_dict()`
+        with `model` and `activation`
+
+    See Also
+    --------
+    simulate_erm
+    summarise
+
+    Examples
+    --------
+    >>> from attnstat.slr import SpikedSLR, simulate_sweep, summarise
+    >>> rows = simulate_sweep(SpikedSLR(3, 1.0), "softmax", [1.0, 4.0], 0.1, 30, seed=range(2),
+    ...                       inits="informed", n_test=500, progress=False)
+    >>> len(rows), sorted({(r["alpha"], r["seed"]) for r in rows})
+    (4, [(1.0, 0), (1.0, 1), (4.0, 0), (4.0, 1)])
+    >>> [round(r["test_error"], 2) for r in summarise(rows)]     # mean over the two seeds
+    [1.03, 0.82]
     """
     legacy = {k: kw.pop(k) for k in list(kw) if k in _ERM_FIELDS}
     o = _erm_options(options, legacy, "simulate_sweep")
@@ -876,6 +993,30 @@ def summarise(rows:list, # rows of simulate_sweep
         grouping keys
     cols : default _SUMMARY_COLS
         the averaged columns
+
+    Returns
+    -------
+    list
+        list of dicts, one per group (sorted by the `by` keys): the keys, `n_seeds`, and for each
+        column its mean, `_sd` and `_se`
+
+    See Also
+    --------
+    simulate_sweep
+
+    Examples
+    --------
+    >>> from attnstat.slr import summarise
+    >>> rows = [dict(alpha=1.0, init="random", test_error=e) for e in (0.9, 1.0, 1.1)]
+    >>> rows += [dict(alpha=2.0, init="random", test_error=e) for e in (0.5, 0.7)]
+    >>> for r in summarise(rows, cols=["test_error"]):
+    ...     print(r["alpha"], r["n_seeds"], round(r["test_error"], 3), round(r["test_error_se"], 3))
+    1.0 3 1.0 0.058
+    2.0 2 0.6 0.1
+    >>> summarise(rows, cols=["m_k"])
+    Traceback (most recent call last):
+    ...
+    ValueError: rows lack the column(s) ['m_k'] named in by or cols ...
     """
     if isinstance(rows, (str, bytes, dict)) or not hasattr(rows, "__iter__"):
         raise ParameterTypeError(f"rows must be a list of dicts (the rows of simulate_sweep), "
