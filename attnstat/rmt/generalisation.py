@@ -21,8 +21,9 @@ from .theory import (_H, GAMMA_RANGE, _dx_implicit, _gamma_grid, _noise_solution
                                  attention_theory, theory_options)
 
 # %% auto #0
-__all__ = ['GeneralisationTheory', 'ridge_test_error', 'attention_test_theory', 'attention_test_error', 'EmpiricalTestErrors',
-           'simulate_test_errors', 'simulate_test_errors_cv']
+__all__ = ['GeneralisationTheory', 'ridge_test_error', 'attention_test_theory',
+           'attention_test_error', 'EmpiricalTestErrors', 'simulate_test_errors',
+           'simulate_test_errors_cv']
 
 # %% ../../nbs/03e_rmt_generalisation.ipynb #2b71ec04
 def _spectral_nodes(P):

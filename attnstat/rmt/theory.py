@@ -23,9 +23,10 @@ from .hermite import activation
 from .models import _array_arg, _choice, _gamma_grid
 
 # %% auto #0
-__all__ = ['GAMMA_RANGE', 'GRAM_MAX', 'mp_edges', 'mp_stieltjes', 'mp_stieltjes_derivative', 'SpectralRule', 'default_nodes',
-           'mp_rule', 'bbp_outlier', 'spiked_rule', 'kernel_stieltjes', 'kernel_density', 'NoiseFixedPoint',
-           'TheoryOptions', 'theory_options', 'noise_fixed_point', 'AttentionTheory', 'attention_theory',
+__all__ = ['GAMMA_RANGE', 'GRAM_MAX', 'mp_edges', 'mp_stieltjes', 'mp_stieltjes_derivative',
+           'SpectralRule', 'default_nodes', 'mp_rule', 'bbp_outlier', 'spiked_rule',
+           'kernel_stieltjes', 'kernel_density', 'NoiseFixedPoint', 'TheoryOptions',
+           'theory_options', 'noise_fixed_point', 'AttentionTheory', 'attention_theory',
            'attention_error', 'ridge_error', 'ridge_error_ridgeless', 'ridgeless_fixed_point',
            'attention_error_ridgeless']
 

@@ -17,7 +17,8 @@ from .models import SLRModel, SpikedSLR
 from .bayes import bayes_channel, bayes_prediction, nishimori_sample, _check_model
 
 # %% auto #0
-__all__ = ['prior_precision', 'AMPResult', 'gamp', 'StateEvolution', 'state_evolution', 'AMPSimulation', 'simulate_amp']
+__all__ = ['prior_precision', 'AMPResult', 'gamp', 'StateEvolution', 'state_evolution',
+           'AMPSimulation', 'simulate_amp']
 
 # %% ../../nbs/02d_slr_amp.ipynb #amp-overlaps
 def _overlaps(W, Wstar):

@@ -20,8 +20,8 @@ from .models import SLRModel, check_model
 from ..sweep import BACKENDS, max_jobs, run_sweep
 
 # %% auto #0
-__all__ = ['OVERLAPS', 'erm_objective', 'erm_objective_batch', 'lbfgs_batch', 'SimulationResult', 'ErmOptions', 'simulate_erm',
-           'simulate_sweep', 'summarise']
+__all__ = ['OVERLAPS', 'erm_objective', 'erm_objective_batch', 'lbfgs_batch', 'SimulationResult',
+           'ErmOptions', 'simulate_erm', 'simulate_sweep', 'summarise']
 
 # %% ../../nbs/02b_slr_finite_samples.ipynb #erm-data
 def _check_data(X, y, mask):
