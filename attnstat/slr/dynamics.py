@@ -8,7 +8,6 @@ from __future__ import annotations
 import dataclasses, math, time, warnings
 from dataclasses import dataclass, field
 import numpy as np
-from scipy import special, optimize
 from ..core import (check_real, check_int, check_choice, check_array, check_memory,
                            check_seconds, as_generator, spawn, ConvergenceError,
                            ConvergenceWarning, ParameterTypeError, Result)
@@ -23,8 +22,14 @@ __all__ = ['odd_erf', 'OVERLAP_NAMES', 'Draws', 'dyn_draws', 'reduced_weights', 
            'stability_spectrum', 'FixedPoint', 'gf_fixed_point', 'linear_spectrum', 'Plateau',
            'sgd_plateau', 'eta_window', 'crossing_time', 'escape_rate']
 
+# %% ../../nbs/01e_slr_dynamics.ipynb #bb2b8fc0
+def _erf(u, c):
+    "erf(u), the offset c ignored (scipy is imported on first use, not with the module)."
+    from scipy import special
+    return special.erf(u)
+
 # %% ../../nbs/01e_slr_dynamics.ipynb #bb2b8fc1
-odd_erf = ElementwiseActivation("odd_erf", lambda u, c: special.erf(u),
+odd_erf = ElementwiseActivation("odd_erf", _erf,
                                 lambda u, c: 2.0 / math.sqrt(math.pi) * np.exp(-u * u))
 
 # %% ../../nbs/01e_slr_dynamics.ipynb #dynchk01
@@ -196,6 +201,27 @@ def dyn_draws(model:SLRModel, # SpikedSLR or MaxSLR
         also append xi_1 -> -xi_1 and xi_2 -> -xi_2 (4x the draws; zero drift at M = 0)
     conditional : bool, default False
         for the conditional estimator: per token chi*, zeta only
+
+    Returns
+    -------
+    Draws
+        a Draws: G (n, L_max, 4) per-token projections (chi*, z*, xi_1, xi_2), labels y, mask,
+        locations eps, and the flags symmetric and conditional (2n sequences when symmetrised)
+
+    See Also
+    --------
+    risk_grad
+    flow_rhs
+    integrate
+
+    Examples
+    --------
+    >>> from attnstat.slr import SpikedSLR, dyn_draws
+    >>> d = dyn_draws(SpikedSLR(3, 2.0), n=256, seed=0)   # Sobol points, plus their reflection
+    >>> d.G.shape, d.n, d.symmetric, d.conditional
+    ((512, 3, 4), 512, True, False)
+    >>> dyn_draws(SpikedSLR(3, 2.0), n=256, seed=0, conditional=True).conditional
+    True
     """
     _check_model(model); n = check_int("n", n, lo=2)
     symmetrise, qmc = _check_bool("symmetrise", symmetrise), _check_bool("qmc", qmc)
@@ -236,6 +262,27 @@ def reduced_weights(M, # (2, 2) overlaps, rows (k, v), columns (k*, v*)
         (2, 2) overlaps, rows (k, v), columns (k*, v*)
     C
         (2, 2) Gram matrix of the orthogonal parts, C = Q - M M^T
+
+    Returns
+    -------
+    np.ndarray
+        the (4, 2) reduced weights W~: M^T on top of the symmetric square root of C
+
+    See Also
+    --------
+    risk_grad
+    overlaps_of
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnstat.slr import reduced_weights
+    >>> Wt = reduced_weights(np.diag([1.0, 0.5]), np.diag([0.25, 0.04]))
+    >>> print(Wt)
+    [[1.  0. ]
+     [0.  0.5]
+     [0.5 0. ]
+     [0.  0.2]]
     """
     return _reduced_weights(_bounded("M", M, (2, 2)), _bounded("C", C, (2, 2)))
 
@@ -274,18 +321,13 @@ class RiskGrad:
 
 # %% ../../nbs/01e_slr_dynamics.ipynb #2ba89e2d-2
 def _act_fields(act, chi, z, mask, c):
-    "sigma(chi), f = sigma.z and u = J_sigma^T z in one pass (one evaluation of the weights)."
-    if act is softmax and mask is None:
+    "sigma(chi), f = sigma.z and u = J_sigma^T z in one pass: the activation's own `fields`."
+    if act is softmax and mask is None:   # the common case, without the mask bookkeeping
         e = np.exp(chi - chi.max(axis=-1, keepdims=True))
         s = e / e.sum(axis=-1, keepdims=True)
         f = np.sum(s * z, axis=-1)
         return s, f, s * (z - f[:, None])
-    d, s_, sg = act._jac_parts(chi, np.ones(chi.shape, bool) if mask is None else mask, c)
-    if act.normalised:
-        f = np.sum(s_ * z, axis=-1)
-        return s_, f, sg * (z - f[:, None])
-    s = act.value(chi, mask, c)
-    return s, np.sum(s * z, axis=-1), d * z
+    return act.fields(chi, z, mask, c)   # any registered activation, the sinks included
 
 # %% ../../nbs/01e_slr_dynamics.ipynb #c73c167d
 def _risk_grad(Wt, draws, act, lam, c, sigma=False):
@@ -309,7 +351,7 @@ def risk_grad(Wt, # (4, 2) reduced weights [M^T; C^(1/2)]
               draws:Draws, # from dyn_draws
               activation, # name or Activation
               lam:float=0.0, # ridge lambda
-              c:float=0.0, # erf offset
+              c:float=0.0, # offset: erf offset or log sink log C (held fixed)
               sigma:bool=False, # also return the SGD noise matrix Upsilon
              ) -> RiskGrad:
     """Half risk, its analytic gradient in W~ (VJP of sigma) and optionally Upsilon (conditional
@@ -326,9 +368,33 @@ def risk_grad(Wt, # (4, 2) reduced weights [M^T; C^(1/2)]
     lam : float, default 0.0
         ridge lambda
     c : float, default 0.0
-        erf offset
+        offset: erf offset or log sink log C (held fixed)
     sigma : bool, default False
         also return the SGD noise matrix Upsilon
+
+    Returns
+    -------
+    RiskGrad
+        a RiskGrad: the half risk r (with the ridge term), its standard error err, the (4, 2)
+        gradient grad, and Upsilon (2, 2) when sigma=True (else None)
+
+    See Also
+    --------
+    flow_rhs
+    dyn_draws
+    reduced_weights
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnstat.slr import SpikedSLR, dyn_draws, reduced_weights, risk_grad
+    >>> d = dyn_draws(SpikedSLR(3, 2.0), n=1024, seed=0)
+    >>> rg = risk_grad(reduced_weights(np.diag([1.0, 0.5]), np.zeros((2, 2))), d, "softmax",
+    ...                sigma=True)
+    >>> print(f"half risk {rg.r:.3f} +- {rg.err:.3f}", rg.grad.shape, rg.Upsilon.shape)
+    half risk 0.273 +- 0.009 (4, 2) (2, 2)
+    >>> print(f"{rg.grad[0, 0]:.3f} {rg.grad[1, 1]:.3f}")   # d/dm_k, d/dm_v < 0: they grow
+    -0.043 -0.312
     """
     Wt = _bounded("Wt", Wt, (4, 2)); _check_draws(draws); act = get_activation(activation)
     lam, c, _ = _check_coeffs(lam, c)
@@ -355,7 +421,7 @@ def flow_rhs(M, # (2, 2) overlaps
              draws:Draws, # from dyn_draws
              activation, # name or Activation
              lam:float=0.0, # ridge lambda
-             c:float=0.0, # erf offset
+             c:float=0.0, # offset: erf offset or log sink log C (held fixed)
              eta:float=0.0, # SGD learning rate (0: gradient flow)
              sphere:bool=False, # project each column's gradient on its sphere (fixed q_k, q_v)
             ) -> tuple:
@@ -375,11 +441,32 @@ def flow_rhs(M, # (2, 2) overlaps
     lam : float, default 0.0
         ridge lambda
     c : float, default 0.0
-        erf offset
+        offset: erf offset or log sink log C (held fixed)
     eta : float, default 0.0
         SGD learning rate (0: gradient flow)
     sphere : bool, default False
         project each column's gradient on its sphere (fixed q_k, q_v)
+
+    Returns
+    -------
+    tuple
+        the tuple (dM/dt (2, 2), dC/dt (2, 2), the RiskGrad at (M, C))
+
+    See Also
+    --------
+    integrate
+    risk_grad
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnstat.slr import SpikedSLR, dyn_draws, flow_rhs
+    >>> d = dyn_draws(SpikedSLR(3, 2.0), n=1024, seed=0)
+    >>> dM, dC, rg = flow_rhs(np.zeros((2, 2)), 0.25 * np.eye(2), d, "softmax")
+    >>> print(f"dm_v/dt = {dM[1, 1]:.2f}")   # at M = 0: the source 1/L of softmax
+    dm_v/dt = 0.33
+    >>> print(f"dm_k/dt ~ 0: {abs(dM[0, 0]) < 0.01}; dC/dt diagonal {dC[0, 0]:.2f} {dC[1, 1]:.2f}")
+    dm_k/dt ~ 0: True; dC/dt diagonal -0.02 -0.19
     """
     M, C = _bounded("M", M, (2, 2)), _bounded("C", C, (2, 2))
     _check_draws(draws); act = get_activation(activation); lam, c, eta = _check_coeffs(lam, c, eta)
@@ -399,7 +486,7 @@ def _risk_grad_conditional(Wt, draws, act, lam, c, sigma):
     if act is softmax and draws.full:
         ex = np.exp(chi - chi.max(axis=0)); s = ex / ex.sum(axis=0); d = sg = s
     else:
-        dd, ss, gg = act._jac_parts(chi.T, draws.mask, c)
+        dd, ss, gg = act.jacobian_parts(chi.T, draws.mask, c)   # the sinks: ss = sigma too
         if ss is None: s, d, sg = act.value(chi.T, draws.mask, c).T, dd.T, None
         else: s, d, sg = ss.T, dd.T, gg.T
     # the value at the hidden location
@@ -471,6 +558,26 @@ def overlaps_of(M, # (..., 2, 2) overlaps with the teacher: rows (k, v), columns
         (..., 2, 2) overlaps with the teacher: rows (k, v), columns (k*, v*)
     C
         (..., 2, 2) covariance of the parts of (k, v) orthogonal to the teacher
+
+    Returns
+    -------
+    np.ndarray
+        an array (..., 7) of the overlaps (m_k, m_kv*, m_vk*, m_v, q_k, q_kv, q_v)
+
+    See Also
+    --------
+    reduced_weights
+    random_start
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnstat.slr import overlaps_of
+    >>> M = np.array([[1.0, 0.1], [0.0, 0.5]]); C = np.diag([0.25, 0.04])
+    >>> print(overlaps_of(M, C))   # m_k, m_kv*, m_vk*, m_v, q_k, q_kv, q_v
+    [1.   0.1  0.   0.5  1.26 0.05 0.29]
+    >>> overlaps_of(np.stack([M, 2 * M]), np.stack([C, C])).shape   # a batch
+    (2, 7)
     """
     M, C = check_array("M", M), check_array("C", C)
     for name, a in (("M", M), ("C", C)):
@@ -497,6 +604,30 @@ def random_start(q0:float=0.25, # initial squared norm per dimension of k and v
         dimension: None gives the D -> infinity start M = 0; an int draws M = O(D^-1/2)
     seed : default 0
         int or numpy Generator (used when D is given)
+
+    Returns
+    -------
+    tuple
+        the tuple (M (2, 2), C (2, 2)) of the start
+
+    See Also
+    --------
+    integrate
+    overlaps_of
+
+    Examples
+    --------
+    >>> from attnstat.slr import random_start
+    >>> M, C = random_start(0.25)   # D = infinity
+    >>> print(M)
+    [[0. 0.]
+     [0. 0.]]
+    >>> print(C)
+    [[0.25 0.  ]
+     [0.   0.25]]
+    >>> M, C = random_start(0.25, D=10_000, seed=0)
+    >>> bool(abs(M).max() < 0.05), bool(abs(C[0, 0] - 0.25) < 0.02)
+    (True, True)
     """
     q0 = check_real("q0", q0, lo=0.0, lo_open=True, hi=_BIG)
     if D is None: return np.zeros((2, 2)), q0 * np.eye(2)
@@ -612,6 +743,7 @@ class Trajectory:
         i = OVERLAP_NAMES.index(name)
         mc = self.err if self.err_mc is None else self.err_mc
         step = 0.0 if self.err_step is None else self.err_step[:, i]
+        from scipy import special
         return special.stdtrit(self.n_rep - 1, 0.5 * (1 + level)) * mc[:, i] + step
 
 # %% ../../nbs/01e_slr_dynamics.ipynb #dynopt01
@@ -905,7 +1037,7 @@ def integrate(model:SLRModel, # SpikedSLR or MaxSLR
               start=None, # (M, C) start (default: random_start(q0))
               q0:float=0.25, # initial norm of the default start
               lam:float=0.0, # ridge lambda
-              c:float=0.0, # erf offset
+              c:float=0.0, # offset: erf offset or log sink log C (held fixed)
               eta:float=0.0, # SGD learning rate: 0 gives the gradient flow,
                              # > 0 the online-SGD limit ODE
               seed=0, # int or numpy Generator
@@ -934,7 +1066,7 @@ def integrate(model:SLRModel, # SpikedSLR or MaxSLR
     lam : float, default 0.0
         ridge lambda
     c : float, default 0.0
-        erf offset
+        offset: erf offset or log sink log C (held fixed)
     eta : float, default 0.0
         SGD learning rate: 0 gives the gradient flow, > 0 the online-SGD limit ODE
     seed : default 0
@@ -947,6 +1079,29 @@ def integrate(model:SLRModel, # SpikedSLR or MaxSLR
         callable(fraction) for progress reports
     **legacy
         the fields of FlowOptions as keywords (deprecated: pass options=)
+
+    Returns
+    -------
+    Trajectory
+        a Trajectory: times t, overlaps (T, 7) with their error err (Monte Carlo and time step),
+        risk with risk_err, M and C per time, the step diagnostics (dt, n_steps, n_halvings,
+        curvature) and converged / diverged; `at(name)` picks one overlap
+
+    See Also
+    --------
+    online_sgd
+    gd_simulation
+    flow_rhs
+
+    Examples
+    --------
+    >>> from attnstat.slr import SpikedSLR, integrate
+    >>> tr = integrate(SpikedSLR(3, 2.0), "softmax", t_max=2.0,
+    ...                options=dict(n_mc=256, n_rep=2, n_out=3, richardson=False))
+    >>> print(tr.t, tr.at("m_v").round(2), tr.converged)
+    [0. 1. 2.] [0.   0.28 0.49] True
+    >>> bool(tr.risk[-1] < tr.risk[0])   # the gradient flow lowers the risk
+    True
     """
     _check_model(model); act = get_activation(activation)
     t_max = check_real("t_max", t_max, lo=0.0, lo_open=True)
@@ -1110,7 +1265,7 @@ def online_sgd(model:SLRModel, # SpikedSLR or MaxSLR
                t_max:float, # final time (t = steps * eta / D)
                eta:float=1.0, # learning rate
                lam:float=0.0, # ridge lambda (W -= eta lam W / D per step)
-               c:float=0.0, # erf offset
+               c:float=0.0, # offset: erf offset or log sink log C (held fixed)
                seed=0, # int or numpy Generator
                options=None, # SimOptions (q0, n_seeds = 2 by default, n_out, chunk),
                              # a dict of its fields, or None
@@ -1135,7 +1290,7 @@ def online_sgd(model:SLRModel, # SpikedSLR or MaxSLR
     lam : float, default 0.0
         ridge lambda (W -= eta lam W / D per step)
     c : float, default 0.0
-        erf offset
+        offset: erf offset or log sink log C (held fixed)
     seed : default 0
         int or numpy Generator
     options : default None
@@ -1144,6 +1299,29 @@ def online_sgd(model:SLRModel, # SpikedSLR or MaxSLR
         callable(fraction)
     **legacy
         the fields of SimOptions as keywords (deprecated: pass options=)
+
+    Returns
+    -------
+    SimResult
+        a SimResult: times t (steps eta / D), overlaps (n_seeds, T, 7), the starts M0 and C0, D,
+        algorithm, diverged per seed, seconds and params; `mean`, `err` and `at(name)` summarise the
+        seeds
+
+    See Also
+    --------
+    integrate
+    gd_simulation
+
+    Examples
+    --------
+    >>> from attnstat.slr import SpikedSLR, online_sgd
+    >>> s = online_sgd(SpikedSLR(3, 2.0), "softmax", D=50, t_max=1.0, eta=1.0, seed=0,
+    ...                options=dict(n_seeds=2, n_out=3))
+    >>> print(s.t, s.overlaps.shape, s.algorithm)
+    [0.  0.5 1. ] (2, 3, 7) online sgd
+    >>> print(s.at("m_v").round(2))   # per seed: m_v rises from about 0
+    [[ 0.    0.14  0.27]
+     [-0.04  0.12  0.17]]
     """
     _check_model(model); act = get_activation(activation)
     D = check_int("D", D, lo=4); t_max = check_real("t_max", t_max, lo=0.0, lo_open=True)
@@ -1209,7 +1387,7 @@ def gd_simulation(model:SLRModel, # SpikedSLR or MaxSLR
                   n_fresh:int|None=None, # instead: a fresh sample of this many sequences at every
                                          # step (population-like GD)
                   lam:float=0.0, # ridge lambda
-                  c:float=0.0, # erf offset
+                  c:float=0.0, # offset: erf offset or log sink log C (held fixed)
                   seed=0, # int or numpy Generator
                   options=None, # SimOptions (q0, n_seeds = 1 by default, n_out, dtype),
                                 # a dict of its fields, or None
@@ -1238,7 +1416,7 @@ def gd_simulation(model:SLRModel, # SpikedSLR or MaxSLR
     lam : float, default 0.0
         ridge lambda
     c : float, default 0.0
-        erf offset
+        offset: erf offset or log sink log C (held fixed)
     seed : default 0
         int or numpy Generator
     options : default None
@@ -1247,6 +1425,27 @@ def gd_simulation(model:SLRModel, # SpikedSLR or MaxSLR
         callable(fraction)
     **legacy
         the fields of SimOptions as keywords (deprecated: pass options=)
+
+    Returns
+    -------
+    SimResult
+        a SimResult: times t (steps dt), overlaps (n_seeds, T, 7), the starts M0 and C0, D,
+        algorithm ('full-batch gd' or 'population gd'), diverged, seconds and params
+
+    See Also
+    --------
+    online_sgd
+    integrate
+
+    Examples
+    --------
+    >>> from attnstat.slr import SpikedSLR, gd_simulation
+    >>> s = gd_simulation(SpikedSLR(3, 2.0), "softmax", D=40, t_max=1.0, dt=0.1, alpha=2.0,
+    ...                   seed=0, options=dict(n_out=3))
+    >>> print(s.t, s.overlaps.shape, s.algorithm)
+    [0.  0.5 1. ] (1, 3, 7) full-batch gd
+    >>> print(s.at("m_v").round(2))
+    [[0.01 0.21 0.37]]
     """
     _check_model(model); act = get_activation(activation)
     D = check_int("D", D, lo=4); t_max = check_real("t_max", t_max, lo=0.0, lo_open=True)
@@ -1365,7 +1564,7 @@ def stability_spectrum(model:SLRModel, # SpikedSLR or MaxSLR
                        M, # (2, 2) fixed point with C = 0 (k, v in span(k*, v*)),
                           # e.g. from `gf_fixed_point`
                        lam:float=0.0, # ridge lambda
-                       c:float=0.0, # erf offset
+                       c:float=0.0, # offset: erf offset or log sink log C (held fixed)
                        n_mc:int=2**15, # sequences per replicate (before symmetrisation)
                        n_rep:int=4, # independent replicates (their spread is the error)
                        seed=0, # int or numpy Generator
@@ -1385,7 +1584,7 @@ def stability_spectrum(model:SLRModel, # SpikedSLR or MaxSLR
     lam : float, default 0.0
         ridge lambda
     c : float, default 0.0
-        erf offset
+        offset: erf offset or log sink log C (held fixed)
     n_mc : int, default 2 ** 15
         sequences per replicate (before symmetrisation)
     n_rep : int, default 4
@@ -1394,6 +1593,29 @@ def stability_spectrum(model:SLRModel, # SpikedSLR or MaxSLR
         int or numpy Generator
     h : float, default 0.0001
         h > 0, the finite-difference step
+
+    Returns
+    -------
+    Spectrum
+        a Spectrum: the flow's eigenvalues longitudinal (2,), transverse (2,) and orthogonal (3,)
+        with their Monte Carlo errors, the Hessian blocks, H, M, mixed; `stable`, `slowest` and
+        `all` summarise them
+
+    See Also
+    --------
+    gf_fixed_point
+    linear_spectrum
+
+    Examples
+    --------
+    >>> from attnstat.slr import SpikedSLR, linear_spectrum, stability_spectrum
+    >>> m = SpikedSLR(3, 2.0)
+    >>> lin = linear_spectrum(m)
+    >>> sp = stability_spectrum(m, "linear", lin.M, n_mc=512, n_rep=2, seed=2)
+    >>> print(sp.longitudinal.round(1), lin.longitudinal.round(1))
+    [ -0.1 -10.6] [ -0.1 -10.3]
+    >>> sp.stable, sp.method
+    (True, 'monte carlo')
     """
     _check_model(model); act = get_activation(activation)
     M = _bounded("M", M, (2, 2)); lam, c, _ = _check_coeffs(lam, c)
@@ -1420,6 +1642,7 @@ def _gf_root(d, act, lam, c, x0):
     def F(x):
         g = _risk_grad(np.array([[x[0], 0.0], [0.0, x[1]], [0, 0], [0, 0]]), d, act, lam, c).grad
         return np.array([g[0, 0], g[1, 1]])
+    from scipy import optimize
     sol = optimize.root(F, np.asarray(x0, float), method="hybr", options={"xtol": 1e-12})
     res = float(np.max(np.abs(F(sol.x))))
     if not sol.success and res > 1e-8:
@@ -1461,7 +1684,7 @@ class FixedPoint(Result):
 def gf_fixed_point(model:SLRModel, # SpikedSLR or MaxSLR
                    activation, # name or Activation
                    lam:float=0.0, # ridge lambda
-                   c:float=0.0, # erf offset
+                   c:float=0.0, # offset: erf offset or log sink log C (held fixed)
                    x0=None, # starting (m_k, m_v) (default: the population optimum of
                             # `optimal_population_risk` at lam = 0)
                    n_mc:int=2**15, # sequences per randomisation (before symmetrisation)
@@ -1481,7 +1704,7 @@ def gf_fixed_point(model:SLRModel, # SpikedSLR or MaxSLR
     lam : float, default 0.0
         ridge lambda
     c : float, default 0.0
-        erf offset
+        offset: erf offset or log sink log C (held fixed)
     x0 : default None
         starting (m_k, m_v) (default: the population optimum of `optimal_population_risk` at lam =
         0)
@@ -1493,6 +1716,27 @@ def gf_fixed_point(model:SLRModel, # SpikedSLR or MaxSLR
         independent randomisations (their spread is the error)
     conditional : bool, default True
         the conditional estimator (False: plain draws)
+
+    Returns
+    -------
+    FixedPoint
+        a FixedPoint: M = diag(m_k, m_v) (mean root), err (2,), residual, converged, n_iter and the
+        roots (n_rep, 2) of each randomisation
+
+    See Also
+    --------
+    stability_spectrum
+    linear_spectrum
+    attnstat.slr.population.optimal_population_risk
+
+    Examples
+    --------
+    >>> from attnstat.slr import SpikedSLR, gf_fixed_point, linear_spectrum
+    >>> m = SpikedSLR(3, 2.0)
+    >>> fp = gf_fixed_point(m, "linear", x0=[1.0, 0.5], n_mc=512, n_rep=2)
+    >>> print(fp.M.diagonal().round(2), linear_spectrum(m).M.diagonal().round(2), fp.converged)
+    [0.94 0.23] [0.94 0.23] True
+    >>> M, residual = fp   # it unpacks as (M, residual)
     """
     from attnstat.slr.population import optimal_population_risk
     _check_model(model); act = get_activation(activation); lam, c, _ = _check_coeffs(lam, c)
@@ -1524,6 +1768,26 @@ def linear_spectrum(model:SpikedSLR, # spiked-SLR, fixed length
         spiked-SLR, fixed length
     lam : float, default 0.0
         ridge lambda
+
+    Returns
+    -------
+    Spectrum
+        a Spectrum in closed form (zero errors): the eigenvalues longitudinal, transverse and
+        orthogonal at the fixed point M, with the Hessian blocks
+
+    See Also
+    --------
+    stability_spectrum
+    gf_fixed_point
+
+    Examples
+    --------
+    >>> from attnstat.slr import SpikedSLR, linear_spectrum
+    >>> sp = linear_spectrum(SpikedSLR(3, 2.0))
+    >>> print(sp.M.diagonal().round(4), sp.longitudinal.round(3), sp.transverse.round(3))
+    [0.9428 0.2308] [ -0.067 -10.31 ] [ -0.488 -58.645]
+    >>> sp.stable, sp.slowest, sp.method
+    (True, 'longitudinal', 'closed form')
     """
     _check_model(model)
     if not isinstance(model, SpikedSLR):
@@ -1536,6 +1800,7 @@ def linear_spectrum(model:SpikedSLR, # spiked-SLR, fixed length
         mk, mv = x; A = 1 + mk * a; B = L * (1 + mk * mk) + 2 * mk * a + mk * mk * nu
         dB = 2 * L * mk + 2 * a + 2 * mk * nu
         return [-mv * a + 0.5 * mv * mv * dB + lam * mk, -A + mv * B + lam * mv]
+    from scipy import optimize
     mk, mv = optimize.fsolve(grad, [a * (L - 1) / L, 0.5], xtol=1e-14)
     B = L * (1 + mk * mk) + 2 * mk * a + mk * mk * nu
     hk = mv * mv * L + lam; hv = B + lam
@@ -1617,7 +1882,7 @@ def sgd_plateau(model:SLRModel, # SpikedSLR or MaxSLR
                 activation, # name or Activation
                 eta:float, # learning rate (> 0)
                 lam:float=0.0, # ridge lambda
-                c:float=0.0, # erf offset
+                c:float=0.0, # offset: erf offset or log sink log C (held fixed)
                 x0=None, # starting (m_k, m_v, c_k, c_v)
                          # (default: the gradient-flow fixed point with small c)
                 n_mc:int=2**14, # sequences (before symmetrisation)
@@ -1638,7 +1903,7 @@ def sgd_plateau(model:SLRModel, # SpikedSLR or MaxSLR
     lam : float, default 0.0
         ridge lambda
     c : float, default 0.0
-        erf offset
+        offset: erf offset or log sink log C (held fixed)
     x0 : default None
         starting (m_k, m_v, c_k, c_v) (default: the gradient-flow fixed point with small c)
     n_mc : int, default 2 ** 14
@@ -1647,6 +1912,27 @@ def sgd_plateau(model:SLRModel, # SpikedSLR or MaxSLR
         int or numpy Generator
     h : float, default 1e-05
         h > 0, the finite-difference step of the Jacobian
+
+    Returns
+    -------
+    Plateau
+        a Plateau: eta, the fixed point (m_k, m_v, c_k, c_v), its risk with risk_err, the Jacobian
+        eigenvalues longitudinal (4,) and transverse (3,), residual, converged; `stable` and
+        `max_real`
+
+    See Also
+    --------
+    eta_window
+    integrate
+
+    Examples
+    --------
+    >>> from attnstat.slr import SpikedSLR, sgd_plateau
+    >>> p = sgd_plateau(SpikedSLR(3, 2.0), "linear", eta=0.1, n_mc=512)
+    >>> print(f"m_k {p.m_k:.2f}, m_v {p.m_v:.2f}, c_k {p.c_k:.2f}, c_v {p.c_v:.2f}")
+    m_k 0.39, m_v 0.31, c_k 0.04, c_v 0.03
+    >>> print(f"risk {p.risk:.2f}", bool(p.converged), p.stable)
+    risk 0.69 True True
     """
     _check_model(model); act = get_activation(activation); lam, c, eta = _check_coeffs(lam, c, eta)
     if eta == 0:
@@ -1661,6 +1947,7 @@ def sgd_plateau(model:SLRModel, # SpikedSLR or MaxSLR
         x0 = [*_gf_root(d, act, lam, c, [o.m_k, o.m_v])[0], 0.01, 0.01]
     x0 = _bounded("x0", x0, (4,))   # (m_k, m_v, c_k, c_v)
     F = lambda x: _rhs7(np.r_[x[:2], np.abs(x[2:4]), 0, 0, 0], d, act, lam, c, eta)[:4]
+    from scipy import optimize
     sol = optimize.root(F, np.asarray(x0, float), method="hybr", options={"xtol": 1e-11})
     x = np.r_[sol.x[:2], np.abs(sol.x[2:4]), 0, 0, 0]
     res = float(np.max(np.abs(F(sol.x))))
@@ -1680,7 +1967,7 @@ def eta_window(model:SLRModel, # SpikedSLR or MaxSLR
                eta_hi:float, # an upper bracket (unstable or no plateau there)
                eta_lo:float=1e-3, # a lower bracket (stable there)
                lam:float=0.0, # ridge lambda
-               c:float=0.0, # erf offset
+               c:float=0.0, # offset: erf offset or log sink log C (held fixed)
                tol:float=1e-3, # relative width of the final bracket
                n_mc:int=2**14, # sequences
                seed=0, # int or numpy Generator
@@ -1701,13 +1988,30 @@ def eta_window(model:SLRModel, # SpikedSLR or MaxSLR
     lam : float, default 0.0
         ridge lambda
     c : float, default 0.0
-        erf offset
+        offset: erf offset or log sink log C (held fixed)
     tol : float, default 0.001
         relative width of the final bracket
     n_mc : int, default 2 ** 14
         sequences
     seed : default 0
         int or numpy Generator
+
+    Returns
+    -------
+    tuple
+        the tuple (eta_c, (lo, hi) the final bracket, the list of Plateau results computed)
+
+    See Also
+    --------
+    sgd_plateau
+
+    Examples
+    --------
+    >>> from attnstat.slr import SpikedSLR, eta_window
+    >>> eta_c, (lo, hi), plateaus = eta_window(SpikedSLR(3, 2.0), "linear", 0.5, 0.05, tol=0.1,
+    ...                                        n_mc=256)
+    >>> print(f"eta_c {eta_c:.2f} in [{lo:.2f}, {hi:.2f}] after {len(plateaus)} plateaus")
+    eta_c 0.27 in [0.26, 0.28] after 6 plateaus
     """
     _check_model(model); act = get_activation(activation); lam, c, _ = _check_coeffs(lam, c)
     lo = check_real("eta_lo", eta_lo, lo=0.0, lo_open=True)
@@ -1748,6 +2052,25 @@ def crossing_time(t, # (T,) times
         (..., T) a trajectory (or a batch of them)
     level : float
         the level
+
+    Returns
+    -------
+    np.ndarray
+        the first upward crossing time (a float for one trajectory, an array for a batch; nan where
+        it never crosses)
+
+    See Also
+    --------
+    escape_rate
+    integrate
+
+    Examples
+    --------
+    >>> from attnstat.slr import crossing_time
+    >>> print(crossing_time([0, 1, 2], [0.0, 0.4, 0.8], 0.6))
+    1.5
+    >>> print(crossing_time([0, 1, 2], [[0.0, 0.4, 0.8], [0.0, 0.1, 0.2]], 0.6))   # nan: never
+    [1.5 nan]
     """
     t = check_array("t", t, ndim=1); x = np.atleast_2d(check_array("x", x, finite=False))
     level = check_real("level", level)
@@ -1792,6 +2115,27 @@ def escape_rate(model:SLRModel, # SpikedSLR or MaxSLR
         int or numpy Generator
     h : float, default 0.0001
         h > 0, the finite-difference step
+
+    Returns
+    -------
+    dict
+        a dict: 'lambda_plus' (top eigenvalue of J0), 'J0' (2, 2), 'h_k', 'h_v', 'g', 'source'
+        (drift of m_v at M = 0) and 'slope' = 1/(2 lambda_plus) (inf when not positive)
+
+    See Also
+    --------
+    crossing_time
+    online_sgd
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnstat.slr import SpikedSLR, escape_rate, odd_erf
+    >>> er = escape_rate(SpikedSLR(3, 2.0), odd_erf, 0.25 * np.eye(2), n_mc=512)
+    >>> print(f"lambda_+ {er['lambda_plus']:.2f}, slope {er['slope']:.2f}")
+    lambda_+ 0.63, slope 0.79
+    >>> abs(er["source"]) < 1e-12   # odd erf has no source: M = 0 is a saddle
+    True
     """
     _check_model(model); act = get_activation(activation); lam, c, _ = _check_coeffs(lam, c)
     C = _bounded("C", C, (2, 2)); h = check_real("h", h, lo=1e-10, hi=1.0)

@@ -7,7 +7,6 @@ from __future__ import annotations
 import math, time
 from dataclasses import dataclass
 import numpy as np
-from scipy import optimize
 from attnstat.core import (
     check_real,
     check_int,
@@ -188,6 +187,27 @@ def sample_fields(
         number of sequences
     seed : default None
         int or numpy Generator
+
+    Returns
+    -------
+    FeatureFields
+        a FeatureFields: chi_star and z_star (n, K, L) teacher fields, present (n, K), locations eps
+        (n, K) and labels y (n,)
+
+    See Also
+    --------
+    sample_tokens
+    bayes_predict
+
+    Examples
+    --------
+    >>> from attnstat.slr import MultiFeatureSLR, sample_fields
+    >>> m = MultiFeatureSLR(4, (3.0, 1.0), 0.5)   # L = 4, two features, each present w.p. 1/2
+    >>> F = sample_fields(m, 1000, seed=0)
+    >>> F.chi_star.shape, F.z_star.shape, F.eps.shape, F.y.shape
+    ((1000, 2, 4), (1000, 2, 4), (1000, 2), (1000,))
+    >>> print(F.present.mean(axis=0).round(1))
+    [0.5 0.5]
     """
     _check_mf(model)
     n = check_int("n", n, lo=1)
@@ -229,6 +249,27 @@ def sample_tokens(
         token dimension (>= 2K)
     seed : default None
         int or numpy Generator
+
+    Returns
+    -------
+    tuple
+        the tuple (X (n, L, D) tokens, the FeatureFields of the teacher)
+
+    See Also
+    --------
+    sample_fields
+    bruteforce_posterior_mean
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnstat.slr import MultiFeatureSLR, sample_tokens
+    >>> m = MultiFeatureSLR(3, (2.0, 1.0), 0.5)
+    >>> X, F = sample_tokens(m, 5, D=8, seed=0)
+    >>> X.shape
+    (5, 3, 8)
+    >>> bool(np.array_equal(X[:, :, 1], F.chi_star[:, 1]))   # k*_2 = sqrt(D) e_2
+    True
     """
     _check_mf(model)
     n = check_int("n", n, lo=1)
@@ -254,6 +295,29 @@ def bayes_posterior(
         the multi-feature model
     chi_star
         (..., K, L) teacher key fields
+
+    Returns
+    -------
+    np.ndarray
+        an array (..., K, L) of the posterior probabilities that feature a sits at token l
+
+    See Also
+    --------
+    bayes_predict
+    mf_bayes_risk
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnstat.slr import MultiFeatureSLR, sample_fields, bayes_posterior
+    >>> m = MultiFeatureSLR(4, 3.0, 0.5)
+    >>> P = bayes_posterior(m, sample_fields(m, 3, seed=1).chi_star)
+    >>> P.shape
+    (3, 1, 4)
+    >>> print(P.sum(axis=-1).round(3))   # below 1: the rest is the posterior of absence
+    [[0.829]
+     [0.777]
+     [0.685]]
     """
     _check_mf(model)
     chi = check_array("chi_star", chi_star)
@@ -280,6 +344,27 @@ def bayes_predict(
         (..., K, L) teacher key fields
     z_star
         (..., K, L) teacher value fields
+
+    Returns
+    -------
+    np.ndarray
+        an array (...) of posterior means E[y | X]
+
+    See Also
+    --------
+    bayes_posterior
+    mf_bayes_risk
+    bruteforce_posterior_mean
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnstat.slr import MultiFeatureSLR, sample_fields, bayes_predict, mf_bayes_risk
+    >>> m = MultiFeatureSLR(4, 3.0, 0.5)
+    >>> F = sample_fields(m, 4000, seed=2)
+    >>> err = np.mean((F.y - bayes_predict(m, F.chi_star, F.z_star))**2)
+    >>> print(f"{err:.2f}")   # about the Bayes risk 0.275
+    0.29
     """
     P = bayes_posterior(model, chi_star)
     z = check_array("z_star", z_star)
@@ -352,6 +437,25 @@ def mf_bayes_risk(
         independent replicates (their spread is the error)
     seed : default 0
         int or numpy Generator
+
+    Returns
+    -------
+    MultiBayesRisk
+        a MultiBayesRisk: risk with its err, per-feature excess (K,) with excess_err, the Bayes sink
+        constants sink_star (K,), n and n_rep
+
+    See Also
+    --------
+    bayes_predict
+    mh_optimal_risk
+    attnstat.slr.population.bayes_risk
+
+    Examples
+    --------
+    >>> from attnstat.slr import MultiFeatureSLR, mf_bayes_risk
+    >>> b = mf_bayes_risk(MultiFeatureSLR(4, 3.0, 0.5), n=2**12, n_rep=4, seed=3)
+    >>> print(f"{b.risk:.3f} +- {b.err:.3f}, C* = {b.sink_star[0]:.2f}")
+    0.278 +- 0.001, C* = 17.93
     """
     _check_mf(model)
     n = check_int("n", n, lo=2)
@@ -386,6 +490,26 @@ def bruteforce_posterior_mean(
         the multi-feature model (small K and L: (L+1)^K configurations)
     X
         (n, L, D) tokens with k*_a = sqrt(D) e_a, v*_a = sqrt(D) e_(K+a)
+
+    Returns
+    -------
+    np.ndarray
+        an array (n,) of posterior means E[y | X]
+
+    See Also
+    --------
+    bayes_predict
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnstat.slr import (MultiFeatureSLR, sample_tokens, bruteforce_posterior_mean,
+    ...                           bayes_predict)
+    >>> m = MultiFeatureSLR(3, (2.0, 1.0), (0.5, 0.8), noise=0.1, prior=(0.5, 0.3, 0.2))
+    >>> X, F = sample_tokens(m, 20, D=6, seed=5)
+    >>> y_bf = bruteforce_posterior_mean(m, X)   # (L + 1)^K = 16 configurations
+    >>> bool(np.allclose(y_bf, bayes_predict(m, F.chi_star, F.z_star), atol=1e-10))
+    True
     """
     _check_mf(model)
     K, L = model.K, model.L
@@ -429,6 +553,23 @@ def mh_activation(
     ----------
     activation
         a name in attnstat.slr.activations.ACTIVATIONS, or an Activation
+
+    Returns
+    -------
+    Activation
+        the Activation of that name (or the Activation given)
+
+    See Also
+    --------
+    mh_predict
+    attnstat.slr.activations.get_activation
+
+    Examples
+    --------
+    >>> from attnstat.slr import mh_activation
+    >>> a = mh_activation("sink")
+    >>> a.name, a.has_offset, mh_activation("softmax").has_offset
+    ('sink', True, False)
     """
     return get_activation(activation)
 
@@ -451,6 +592,27 @@ def mh_predict(
         (..., H, L) value scores of each head
     c : default 0.0
         offset (erf) or log sink (sink): a scalar or one per head
+
+    Returns
+    -------
+    np.ndarray
+        an array (...) of predictions f = sum_h sigma(chi_h; c_h) . z_h
+
+    See Also
+    --------
+    mh_activation
+    mh_population_risk
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnstat.slr import mh_predict
+    >>> chi = np.array([[0.0, 1.0, 0.0], [2.0, 0.0, 0.0]])   # H = 2 heads, L = 3
+    >>> z = np.array([[1.0, 2.0, 3.0], [1.0, 0.0, 0.0]])
+    >>> print(f"{mh_predict('softmax', chi, z):.4f}")
+    2.7870
+    >>> print(f"{mh_predict('sink', chi, z, c=[0.0, 5.0]):.4f}")   # a large sink silences head 2
+    1.6971
     """
     act = mh_activation(activation)
     chi = check_array("chi", chi)
@@ -524,6 +686,24 @@ def mh_draws(
         int or numpy Generator
     exchange : bool, default False
         also the copy with heads 1 and 2 exchanged (4n draws in all, H >= 2)
+
+    Returns
+    -------
+    MHDraws
+        an MHDraws: G (2n, L, 2K + 2H) the teacher fields and orthogonal noises, labels y, K and H
+        (4n draws with exchange=True)
+
+    See Also
+    --------
+    mh_risk_grad
+    mh_flow_rhs
+
+    Examples
+    --------
+    >>> from attnstat.slr import MultiFeatureSLR, mh_draws
+    >>> d = mh_draws(MultiFeatureSLR(4, (3.0, 1.0)), H=2, n=100, seed=0)
+    >>> d.G.shape, d.n, d.K, d.H   # 2n: the antithetic copy; per token 2K + 2H fields
+    ((200, 4, 8), 200, 2, 2)
     """
     _check_mf(model)
     H = check_int("H", H, lo=1)
@@ -567,6 +747,27 @@ def reduced_weights_mh(
         (2H, 2K) overlaps, rows (k_1..H, v_1..H), columns (k*_1..K, v*_1..K)
     C
         (2H, 2H) Gram matrix of the orthogonal parts, C = Q - M M^T (positive semi-definite)
+
+    Returns
+    -------
+    np.ndarray
+        the reduced weights W~ (2K + 2H, 2H): M^T on top of the square root of C
+
+    See Also
+    --------
+    mh_risk_grad
+    attnstat.slr.dynamics.reduced_weights
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnstat.slr import reduced_weights_mh
+    >>> M = np.diag([1.0, 0.5]); C = np.diag([0.25, 0.04])   # H = K = 1
+    >>> print(reduced_weights_mh(M, C))
+    [[1.  0. ]
+     [0.  0.5]
+     [0.5 0. ]
+     [0.  0.2]]
     """
     M = check_array("M", M, ndim=2)
     C = check_array("C", C, shape=(M.shape[0], M.shape[0]))
@@ -637,6 +838,28 @@ def mh_risk_grad(
         offsets c_h (erf offset or log sink): a scalar or one per head
     sigma : bool, default False
         also return Upsilon
+
+    Returns
+    -------
+    MHRiskGrad
+        an MHRiskGrad: the half risk r with its err, grad (2K + 2H, 2H) in W~, grad_c (H,) in the
+        offsets, and Upsilon (2H, 2H) when sigma=True (else None)
+
+    See Also
+    --------
+    mh_flow_rhs
+    mh_draws
+    reduced_weights_mh
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnstat.slr import MultiFeatureSLR, mh_draws, mh_risk_grad, reduced_weights_mh
+    >>> d = mh_draws(MultiFeatureSLR(4, 3.0, 0.5), H=1, n=2000, seed=0)
+    >>> Wt = reduced_weights_mh(np.diag([1.7, 1.0]), np.zeros((2, 2)))
+    >>> rg = mh_risk_grad(Wt, d, "sink", c=2.0)
+    >>> print(f"{rg.r:.3f} +- {rg.err:.3f}", rg.grad.shape, f"dr/dc = {rg.grad_c[0]:.3f}")
+    0.135 +- 0.005 (4, 2) dr/dc = -0.016
     """
     act = mh_activation(activation)
     if not isinstance(sigma, bool):
@@ -692,6 +915,26 @@ def mh_population_risk(
         sequences (before the antithetic copy)
     seed : default 0
         int or numpy Generator (common random numbers)
+
+    Returns
+    -------
+    tuple
+        the tuple (risk E(y - f)^2, its Monte Carlo standard error)
+
+    See Also
+    --------
+    mh_optimal_risk
+    attnstat.slr.population.population_risk
+
+    Examples
+    --------
+    >>> from attnstat.slr import (MultiFeatureSLR, SpikedSLR, mh_population_risk,
+    ...                           population_risk)
+    >>> M, Q = [[1.2, 0.0], [0.0, 0.8]], [[1.7, 0.0], [0.0, 0.9]]
+    >>> r, err = mh_population_risk(MultiFeatureSLR(4, 3.0, noise=0.2), "softmax", M, Q, n=2**12)
+    >>> ref = population_risk(SpikedSLR(4, 3.0, noise=0.2), "softmax", 1.2, 1.7, 0.8, 0.9).risk
+    >>> print(f"{r:.2f} +- {err:.2f} against {ref:.2f}")   # K = H = 1: one spiked-SLR head
+    0.60 +- 0.01 against 0.60
     """
     _check_mf(model)
     act = mh_activation(activation)
@@ -796,6 +1039,25 @@ def mh_optimal_risk(
         starts: the specialised one, then jittered ones
     seed : default 0
         int or numpy Generator
+
+    Returns
+    -------
+    MHOptimum
+        an MHOptimum: risk with its err (independent draws), risk_search, the optimal Wt, M, Q and
+        offsets c (property `sink` = e^c), success, n_iter and the activation name
+
+    See Also
+    --------
+    mf_bayes_risk
+    mh_population_risk
+
+    Examples
+    --------
+    >>> from attnstat.slr import MultiFeatureSLR, mh_optimal_risk
+    >>> o = mh_optimal_risk(MultiFeatureSLR(4, 3.0, 0.5), "sink", n=2**10, n_eval=2**12,
+    ...                     n_starts=1)
+    >>> print(f"risk {o.risk:.2f} +- {o.err:.2f}, learned sink {o.sink[0]:.0f} (Bayes: 17.9)")
+    risk 0.27 +- 0.01, learned sink 27 (Bayes: 17.9)
     """
     _check_mf(model)
     act = mh_activation(activation)
@@ -817,6 +1079,8 @@ def mh_optimal_risk(
         Wt, c = split(x)
         g = mh_risk_grad(Wt, d, act, c)
         return g.r, np.concatenate([g.grad.ravel(), g.grad_c])
+
+    from scipy import optimize  # imported here: a one-point CLI command skips it
 
     best = None
     for i in range(n_starts):
@@ -927,6 +1191,28 @@ def mh_flow_rhs(
         name or Activation
     eta : float, default 0.0
         SGD learning rate (0: gradient flow)
+
+    Returns
+    -------
+    tuple
+        the tuple (dM/dt (2H, 2K), dC/dt (2H, 2H), dc/dt (H,), the MHRiskGrad at the point)
+
+    See Also
+    --------
+    mh_integrate
+    mh_risk_grad
+    attnstat.slr.dynamics.flow_rhs
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnstat.slr import MultiFeatureSLR, mh_draws, mh_flow_rhs
+    >>> d = mh_draws(MultiFeatureSLR(4, 3.0), H=1, n=1000, seed=0)
+    >>> dM, dC, dc, rg = mh_flow_rhs(np.zeros((2, 2)), 0.25 * np.eye(2), [0.0], d, "softmax")
+    >>> print(f"dm_v/dt = {dM[1, 1]:.2f}")   # the source 1/L of softmax at M = 0
+    dm_v/dt = 0.25
+    >>> dM.shape, dC.shape, dc.shape
+    ((2, 2), (2, 2), (1,))
     """
     act = mh_activation(activation)
     eta = check_real("eta", eta, lo=0.0)
@@ -986,6 +1272,29 @@ def mh_integrate(
         points of the output grid
     exchange : bool, default False
         exchange-symmetric draws (mh_draws): symmetric starts stay symmetric
+
+    Returns
+    -------
+    MHTrajectory
+        an MHTrajectory (kind 'ode'): times t, M (n_rep, T, 2H, 2K), Q, offsets c, risk, params and
+        seconds; `mean_err` averages the replicates
+
+    See Also
+    --------
+    mh_online_sgd
+    mh_flow_rhs
+    attnstat.slr.dynamics.integrate
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnstat.slr import MultiFeatureSLR, mh_integrate
+    >>> start = (np.zeros((2, 2)), 0.25 * np.eye(2), 0.0)   # H = 1 head at M = 0
+    >>> tr = mh_integrate(MultiFeatureSLR(4, 3.0), "softmax", start, t_max=2.0, dt=0.1,
+    ...                   n_mc=256, n_rep=2, n_out=3)
+    >>> m_v, err = tr.mean_err(tr.M[..., 1, 1])
+    >>> print(tr.t, m_v.round(2), tr.kind)
+    [0. 1. 2.] [0.   0.24 0.45] ode
     """
     _check_mf(model)
     act = mh_activation(activation)
@@ -1107,6 +1416,27 @@ def mh_online_sgd(
         points of the time grid
     tokens : bool, default False
         True: literal D-dimensional tokens (cost ~ D per step)
+
+    Returns
+    -------
+    MHTrajectory
+        an MHTrajectory (kind 'sgd frame' or 'sgd tokens'): times t, M (n_seeds, T, 2H, 2K), Q,
+        offsets c, risk (nan), params and seconds
+
+    See Also
+    --------
+    mh_integrate
+    escape_times
+    attnstat.slr.dynamics.online_sgd
+
+    Examples
+    --------
+    >>> from attnstat.slr import MultiFeatureSLR, mh_online_sgd
+    >>> s = mh_online_sgd(MultiFeatureSLR(4, 3.0), "softmax", H=1, D=50, t_max=1.0, n_seeds=4,
+    ...                   seed=0, n_out=3)
+    >>> m_v, err = s.mean_err(s.M[..., 1, 1])
+    >>> print(s.t, s.M.shape, s.kind, bool(m_v[-1] > m_v[0]))
+    [0.  0.5 1. ] (4, 3, 2, 2) sgd frame True
     """
     _check_mf(model)
     act = mh_activation(activation)
@@ -1252,6 +1582,26 @@ def transverse_rate(
         int or numpy Generator
     h : float, default 0.0001
         finite-difference step
+
+    Returns
+    -------
+    dict
+        a dict: 'lambda_perp' (the largest growth rate), 'eigenvalues' (decreasing real part), the
+        leading 'mode' and its 'left' eigenvector in (M, C, c), and all 'modes' and 'lefts'
+
+    See Also
+    --------
+    transverse_noise
+    escape_times
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnstat.slr import MultiFeatureSLR, transverse_rate
+    >>> m = MultiFeatureSLR(4, (4.0, 1.5), 1.0, noise=0.1)
+    >>> r0 = transverse_rate(m, "softmax", np.zeros((4, 4)), 0.25 * np.eye(4), eta=0.5, n_mc=256)
+    >>> print(f"lambda_perp {r0['lambda_perp']:.2f}", r0["mode"].shape)   # > 0: heads split
+    lambda_perp 0.38 (34,)
     """
     _check_mf(model)
     act = mh_activation(activation)
@@ -1310,6 +1660,28 @@ def transverse_noise(
         sequences (before the antithetic copy)
     seed : default 0
         int or numpy Generator
+
+    Returns
+    -------
+    tuple
+        the tuple (variance of u . xi per sequence, its standard error); for m directions the (m, m)
+        covariance and its errors
+
+    See Also
+    --------
+    transverse_rate
+    escape_times
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnstat.slr import MultiFeatureSLR, transverse_rate, transverse_noise
+    >>> m = MultiFeatureSLR(4, (4.0, 1.5), 1.0, noise=0.1)
+    >>> M, C = np.zeros((4, 4)), 0.25 * np.eye(4)
+    >>> u = transverse_rate(m, "softmax", M, C, eta=0.5, n_mc=256)["left"]
+    >>> v, err = transverse_noise(m, "softmax", M, C, u, n_mc=512)
+    >>> bool(v > 3 * err)   # the SGD noise drives the odd mode
+    True
     """
     _check_mf(model)
     act = mh_activation(activation)
@@ -1357,6 +1729,25 @@ def escape_times(
         the feature whose head assignment is watched
     level : float, default 0.5
         threshold on the spread of the heads' key overlaps with that feature
+
+    Returns
+    -------
+    np.ndarray
+        an array (n_runs,) of first times the heads' key overlaps with the feature spread beyond
+        `level` (inf if never)
+
+    See Also
+    --------
+    transverse_rate
+    mh_online_sgd
+
+    Examples
+    --------
+    >>> from attnstat.slr import MultiFeatureSLR, mh_online_sgd, escape_times
+    >>> s = mh_online_sgd(MultiFeatureSLR(4, (4.0, 1.5), 1.0, noise=0.1), "softmax", H=2, D=24,
+    ...                   t_max=4.0, eta=0.5, n_seeds=4, seed=1, n_out=21)
+    >>> print(escape_times(s, feature=0, level=0.5).round(2))   # inf: not split by t = 4
+    [ inf  inf 1.79  inf]
     """
     if not isinstance(traj, MHTrajectory):
         raise ParameterTypeError(f"traj must be an MHTrajectory, got {type(traj).__name__}")
