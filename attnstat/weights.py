@@ -764,6 +764,13 @@ def bilinear_kernel(X, # tokens as columns, shape (p, n)
     if _check_bool("zero_diag", zero_diag): np.fill_diagonal(K, 0.0)
     return K
 
+# %% ../nbs/04_pretrained_weights.ipynb #se-cost
+def _errors_trial_seconds(n, p, G):
+    "CPU seconds of one simulate_errors trial (one BLAS thread, tanh; 0.8-1.8x at n, p <= 2048)."
+    m = min(n, p)   # the kernel's n^2 entries, X^T W X and X K, two eigh of size m, the gamma grid
+    return (3.5e-4 + 9e-9 * n * n + 5e-11 * (p * p * n + 2 * p * n * n) + 3e-11 * m**3
+            + 4e-10 * n * p * m + 8e-9 * G * m)
+
 # %% ../nbs/04_pretrained_weights.ipynb #3fc4914a
 def simulate_errors(W, # p x p score matrix
                     f, # activation (name, callable or Activation); centred automatically
@@ -801,10 +808,9 @@ def simulate_errors(W, # p x p score matrix
     n = check_int("n", n, lo=2); trials = check_int("trials", trials, lo=1)
     check_memory("n, p", 8.0 * (4 * n * n + 3 * p * n + min(p, n) ** 2))
     from attnstat.core import check_seconds
-    # per trial: overhead and the solves
-    check_seconds("trials", trials * (2e-3 + 4e-9 * n * n * (n + p)))
     act = activation(f, warn=False); zero_diag = _check_bool("zero_diag", zero_diag)
     g = _gamma_grid(gammas, "gammas")
+    check_seconds("trials", trials * _errors_trial_seconds(n, p, g.size))
     A, R = np.empty((trials, g.size)), np.empty((trials, g.size))
     for t, rng in enumerate(spawn(seed, trials)):
         X, y = signal_plus_noise(n, p, mu, rng)

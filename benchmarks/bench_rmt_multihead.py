@@ -6,7 +6,9 @@ Theory against simulation, the comparison the chapter 03f_rmt_multihead rests on
   cold caches;
 - simulation (the baseline): simulate_multihead with the same readouts, the CPU time of the trials that give a
   standard error of 1e-3 on the error, extrapolated from the measured trials (s.e. ~ 1/sqrt(trials)).
-Also the 2H assembly against the H = 1 call of attention_theory, to show what the extra heads cost.
+Also the 2H assembly against the H = 1 call of attention_theory, to show what the extra heads cost, and the
+run-time guard of simulate_multihead (its cost model `_mh_trial_seconds`) against the simulation it timed (issue 33:
+within a factor 3).
 
 All times are CPU seconds of this process (time.process_time), single BLAS thread.
 Usage: OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/bench_rmt_multihead.py [--quick]
@@ -18,7 +20,7 @@ import numpy as np
 from attnstat.gaussian import mean_stderr
 from attnstat.rmt import theory as T
 from attnstat.rmt.theory import attention_theory
-from attnstat.rmt.multihead import multihead_theory, simulate_multihead, head_family
+from attnstat.rmt.multihead import multihead_theory, simulate_multihead, head_family, SimulationOptions, _mh_trial_seconds
 from _bench import ratio, load, QUICK
 
 CLOCK = time.process_time
@@ -34,9 +36,13 @@ def theory():
 theory()                                                       # warm the Hermite coefficients and the nodes
 t0 = CLOCK(); th = theory(); t_th = CLOCK() - t0
 t0 = CLOCK()
-sim = simulate_multihead("tanh", 2 * p, p, mu, WK, WQ, g, trials, 7,
-                         options={"readouts": ("none", "sum", "concat")})
+opts = SimulationOptions(readouts=("none", "sum", "concat"))
+sim = simulate_multihead("tanh", 2 * p, p, mu, WK, WQ, g, trials, 7, options=opts)
 t_sim = CLOCK() - t0
+t_est = trials * _mh_trial_seconds(2 * p, p, H, 0, g.size, opts.readouts)
+print(f"run-time guard of simulate_multihead: estimate {t_est:.2f} s, measured {t_sim:.2f} s (ratio {t_est / t_sim:.2f}; "
+      f"target within [1/3, 3])")
+ratio(f"simulate_multihead guard: estimate / measured CPU (p = {p})", t_est / t_sim, "target in [1/3, 3]; > 1: cautious")
 se = max(float(mean_stderr(sim.train[r], axis=0)[1].max()) for r in ("none", "sum", "concat"))
 t_needed = t_sim * (se / 1e-3)**2                               # trials for s.e. 1e-3 at this p
 print(f"theory, 3 readouts x 3 gammas, H = {H}: {t_th * 1e3:.0f} ms; simulation p = {p}: {t_sim / trials:.2f} s per trial, "

@@ -376,3 +376,25 @@ def test_sign_maps_through_the_store(tmp_path, monkeypatch):
     b = B.run_mh_sign_maps(tmp_path / "m.npz")
     assert all(np.array_equal(a[k], b[k]) for k in a)
 
+
+
+def test_run_time_guard_within_3x_of_measured():
+    # issue 33: simulate_multihead's guard is trials * _mh_trial_seconds(...), a cost model fitted to
+    # time.process_time at eleven sizes (0.65-1.15x there); on small runs here (every readout, with and without
+    # fresh test tokens) it must stay within [1/3, 3] of the measured CPU time (median of 3 runs, one BLAS thread)
+    import time
+    from threadpoolctl import threadpool_limits
+    g = [0.1, 1.0, 10.0]; mu, WK, WQ = M.head_family("hetero", 2)
+    ratios = []
+    with threadpool_limits(1):
+        for n, p, n_test, trials in ((256, 128, 0, 3), (192, 96, 300, 3)):
+            opts = M.SimulationOptions(n_test=n_test)
+            M.simulate_multihead("tanh", n, p, mu, WK, WQ, g, 2, 0, options=opts)   # warm up
+            ts = []
+            for rep in range(3):
+                t0 = time.process_time()
+                M.simulate_multihead("tanh", n, p, mu, WK, WQ, g, trials, rep, options=opts)
+                ts.append(time.process_time() - t0)
+            est = trials * M._mh_trial_seconds(n, p, 2, n_test, len(g), opts.readouts)
+            ratios.append(est / float(np.median(ts)))
+    assert all(1 / 3 <= r <= 3 for r in ratios), ratios

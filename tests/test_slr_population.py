@@ -272,7 +272,7 @@ def test_optimiser_guards(monkeypatch):
         _check_optimum(model, softmax, dataclasses.replace(good, risk=good.risk - 1e-3), 96, 1000, 0)
     # a consistent optimum cannot lie below a correct Bayes risk: emulate a wrong one with a Bayes risk above it
     b = bayes_risk(model)
-    monkeypatch.setattr(pop, "_bayes_cached", lambda m: dataclasses.replace(b, risk=b.risk + 1e-3))
+    monkeypatch.setattr(pop, "_bayes_cached", lambda m, accuracy=False: dataclasses.replace(b, risk=b.risk + 1e-3))
     with pytest.raises(ConvergenceError, match="below the Bayes risk"):
         _check_optimum(model, softmax, good, 96, 1000, 0)
 
@@ -399,3 +399,51 @@ def test_raw_exceptions_are_named():
     import attnstat.slr.population as pop
     with pytest.raises(ValueError, match="noise"): pop.bayes_risk_L2(2.0, noise=1e300)
     with pytest.raises(TypeError, match="model"): pop.bayes_risk("spiked")
+
+
+def test_empirical_risk_run_time_guard_within_3x_of_measured():
+    # issue 33: empirical_risk's guard is _empirical_risk_seconds(n, L, D) = 1e-3 + 2.2e-8 n L D + 1.3e-7 n L, fitted
+    # to time.process_time at eleven sizes (0.8-1.2x there); on small runs here (many tokens, or many sequences of
+    # few entries) it must stay within [1/3, 3] of the measured CPU time (median of 3 runs, one BLAS thread)
+    import time
+    from threadpoolctl import threadpool_limits
+    from attnstat.slr.population import _empirical_risk_seconds
+    ratios = []
+    with threadpool_limits(1):
+        for n, L, D in ((20_000, 3, 50), (100_000, 2, 2)):
+            m = SpikedSLR(L, 2.0); ks = np.zeros(D); ks[0] = math.sqrt(D); vs = np.zeros(D); vs[1] = math.sqrt(D)
+            empirical_risk(m, "softmax", ks, vs, ks, vs, n=100)   # warm up
+            ts = []
+            for rep in range(3):
+                t0 = time.process_time(); empirical_risk(m, "softmax", ks, vs, ks, vs, n=n, seed=rep)
+                ts.append(time.process_time() - t0)
+            ratios.append(_empirical_risk_seconds(n, L, D) / float(np.median(ts)))
+    assert all(1 / 3 <= r <= 3 for r in ratios), ratios
+
+
+def test_curve_guards_do_no_repeated_work():
+    # issue 33 (population curve): the check of an optimum against population_risk reuses the terms the optimum
+    # computed (the log-space memo is keyed by the inputs, and only by them), and the Bayes guard estimates the
+    # Bayes risk's accuracy (a second, finer rule) only when the check is close
+    import attnstat.slr.population as pop
+    pop._LOG_MEMO.clear(); pop._BAYES_CACHE.clear()
+    model = SpikedSLR(3, 4.0)
+    r = optimal_population_risk(model, "softmax")
+    assert all(isinstance(k, tuple) for k in pop._LOG_MEMO), list(pop._LOG_MEMO)[:4]
+    n_memo = len(pop._LOG_MEMO)
+    pr = population_risk(model, "softmax", r.m_k, r.q_k, r.m_v, r.q_v, accuracy=False)
+    assert len(pop._LOG_MEMO) == n_memo and pr.risk == r.risk     # a memo hit: the same terms, no new entry
+    assert (model.key, False) in pop._BAYES_CACHE and (model.key, True) not in pop._BAYES_CACHE
+
+
+@pytest.mark.parametrize("lo, hi", [(-60.0, 60.0), (-40.0, -20.0), (20.0, 40.0), (-3.0, 3.0)])
+def test_log_phi_bisection_matches_the_row_by_row_rule(lo, hi):
+    # issue 33: log Phi of the log-space route goes through 1 - Phi on the rows where Phi > 1/2; those rows are a
+    # prefix of the increasing s grid, found by bisection: the result must equal the rule applied to every row
+    from scipy import special
+    from attnstat.slr.population import _log_phi, _lse
+    s, w, sd, h = np.linspace(lo, hi, 101), np.arange(-46.0, 4.6, 0.25), 1.3, 0.25
+    z = (w[None, :] - s[:, None] - 0.7) / sd; lk1 = w - np.exp(w)
+    lc = _lse(lk1 + special.log_ndtr(-z), axis=1) + math.log(h)
+    ref = np.where(lc < -0.7, np.log1p(-np.exp(np.minimum(lc, -0.7))), _lse(lk1 + special.log_ndtr(z), axis=1) + math.log(h))
+    np.testing.assert_allclose(_log_phi(z, lk1, math.log(h)), ref, rtol=1e-14, atol=1e-300)

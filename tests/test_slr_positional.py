@@ -348,3 +348,35 @@ def test_bias_flow_against_d_dimensional_gd():
         assert np.all(np.abs(tr.overlaps[:, k] - sim.overlaps[:, :, k].mean(0)) < 4 * np.hypot(tr.err[:, k], se(sim.overlaps[:, :, k])) + 0.05)
     assert np.all(np.abs(tr.b - sim.b.mean(0)) < 4 * np.hypot(tr.b_err, se(sim.b)) + 0.05)
     assert np.all(tr.b[:, 0] == 0) and tr.b[-1, 2] < tr.b[-1, 1] < 0          # gauge; the bias heads towards log pi (b_3 < b_2 < 0)
+
+
+def _guard_cases():
+    "(name, call, estimate) of the run-time guards of the positional module, on small runs."
+    import attnstat.slr.positional as P
+    M, Q = DIAG(1.0, 2.0, 1.0, 1.0); D = 50
+    ks = np.zeros(D); ks[0] = math.sqrt(D); vs = np.zeros(D); vs[1] = math.sqrt(D)
+    m3, m20 = SpikedSLR(3, 2.0), SpikedSLR(20, 2.0)
+    return {
+        "positional_risk_mc": (lambda: P.positional_risk_mc(m20, "softmax", M, Q, n=50_000), P._pos_mc_seconds(50_000, 20)),
+        "positional_empirical_risk": (lambda: P.positional_empirical_risk(m3, "linear", ks, vs, ks, vs, n=20_000),
+                                      P._pos_empirical_seconds(20_000, 3, D)),
+        "bias_flow": (lambda: P.bias_flow(m3, (M, np.eye(2), np.zeros(3)), t_max=1.0, dt=0.2, n_mc=10_000, n_rep=2, n_out=3),
+                      P._bias_flow_seconds(5, 2, 10_000, 3)),
+        "gd_bias_simulation": (lambda: P.gd_bias_simulation(m3, 50, t_max=1.0, dt=0.1, batch=2000, n_seeds=1, n_out=3),
+                               P._gd_bias_seconds(10, 1, 2000, 3, 50)),
+    }
+
+
+@pytest.mark.parametrize("name", ["positional_risk_mc", "positional_empirical_risk", "bias_flow", "gd_bias_simulation"])
+def test_run_time_guard_within_3x_of_measured(name):
+    # issue 33: each guard is a cost model fitted to time.process_time at 4-10 sizes (0.7-1.4x there); on a small
+    # run here it must stay within [1/3, 3] of the measured CPU time (median of 3 runs after a warm-up, one BLAS
+    # thread, so the ratio does not move with the load)
+    import time
+    from threadpoolctl import threadpool_limits
+    call, est = _guard_cases()[name]
+    with threadpool_limits(1):
+        call(); ts = []
+        for _ in range(3):
+            t0 = time.process_time(); call(); ts.append(time.process_time() - t0)
+    assert 1 / 3 <= est / float(np.median(ts)) <= 3, (est, ts)

@@ -374,3 +374,28 @@ def test_i29_scale_free_statistics():
     with pytest.raises(ValueError, match="scale"): effective_fplr(W, scale=1e300)
     with pytest.raises(ValueError, match="zero matrix"): identity_cosine(np.zeros((3, 3)))
     with pytest.raises(ValueError, match="ranks"): fplr_residuals(W, ranks=[1, 2.5])
+
+
+def _median_cpu(f, reps=3):
+    "Median CPU seconds (time.process_time) of f() over reps runs."
+    import time
+    ts = []
+    for _ in range(reps):
+        t0 = time.process_time(); f(); ts.append(time.process_time() - t0)
+    return float(np.median(ts))
+
+
+def test_run_time_guard_within_3x_of_measured():
+    # issue 33: simulate_errors' guard is trials * _errors_trial_seconds(n, p, G), a cost model fitted to
+    # time.process_time at eleven sizes (0.8-1.8x there, n, p <= 2048); on small runs here it must stay within
+    # [1/3, 3] of the measured CPU time (median of 3 runs, one BLAS thread, so the ratio does not move with the load)
+    from threadpoolctl import threadpool_limits
+    g = [0.1, 1.0, 10.0]
+    ratios = []
+    with threadpool_limits(1):
+        for n, p, trials in ((512, 128, 4), (128, 384, 4)):
+            W = np.random.default_rng(0).standard_normal((p, p)) / p; mu = np.ones(p) / np.sqrt(p)
+            aw.simulate_errors(W, "tanh", mu, n, g, trials=1)   # warm up
+            t = _median_cpu(lambda: aw.simulate_errors(W, "tanh", mu, n, g, trials=trials))
+            ratios.append(trials * aw._errors_trial_seconds(n, p, len(g)) / t)
+    assert all(1 / 3 <= r <= 3 for r in ratios), ratios

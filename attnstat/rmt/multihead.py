@@ -111,12 +111,53 @@ def register_head_mode(cls, # a HeadMode subclass with a unique `name`
     ----------
     overwrite : bool, default False
         replace a registered mode of the same name
+
+    Returns
+    -------
+    value
+        the class `cls`, unchanged (so it works as a decorator)
+
+    See Also
+    --------
+    head_mode_names
+    register_readout
+    register_head_family
+
+    Examples
+    --------
+    >>> from attnstat.rmt import register_head_mode, head_mode_names
+    >>> from attnstat.rmt.multihead import HeadMode, SumHeads
+    >>> register_head_mode(SumHeads) is SumHeads      # registering the same class again is harmless
+    True
+    >>> class Doubled(HeadMode):
+    ...     name = "sum"                              # a name already taken
+    ...     def factor(self, H): return 2.0 * H
+    >>> register_head_mode(Doubled)
+    Traceback (most recent call last):
+    ...
+    ValueError: cls: a head mode named 'sum' is registered; pass overwrite=True
     """
     return _register(HEAD_MODES, HeadMode, cls, overwrite, "head mode")
 
 # %% ../../nbs/03f_rmt_multihead.ipynb #headmodes-4
 def head_mode_names() -> tuple:
-    "Names of the registered head modes (the command line's choices)."
+    """Names of the registered head modes (the command line's choices).
+
+    Returns
+    -------
+    tuple
+        tuple of str: the registered head modes, in registration order
+
+    See Also
+    --------
+    register_head_mode
+
+    Examples
+    --------
+    >>> from attnstat.rmt import head_mode_names
+    >>> head_mode_names()
+    ('average', 'sum'...)
+    """
     return tuple(HEAD_MODES)
 
 for _cls in (AverageHeads, SumHeads): register_head_mode(_cls)
@@ -289,17 +330,73 @@ def register_readout(cls, # a Readout subclass with a unique `name`
     ----------
     overwrite : bool, default False
         replace a registered readout of the same name
+
+    Returns
+    -------
+    value
+        the class `cls`, unchanged (so it works as a decorator)
+
+    See Also
+    --------
+    readout_names
+    residual_names
+    simulate_multihead
+
+    Examples
+    --------
+    >>> from attnstat.rmt import register_readout, readout_names
+    >>> from attnstat.rmt.multihead import NoResidual
+    >>> register_readout(NoResidual) is NoResidual
+    True
+    >>> register_readout(int)
+    Traceback (most recent call last):
+    ...
+    attnstat.core.ParameterTypeError: cls must be a subclass of Readout, got <class 'int'>
     """
     return _register(READOUTS, Readout, cls, overwrite, "readout")
 
 # %% ../../nbs/03f_rmt_multihead.ipynb #readoutreg-1
 def readout_names() -> tuple:
-    "Names of all registered readouts (the simulations' choices)."
+    """Names of all registered readouts (the simulations' choices).
+
+    Returns
+    -------
+    tuple
+        tuple of str: every registered readout (those simulate_multihead fits)
+
+    See Also
+    --------
+    residual_names
+    register_readout
+
+    Examples
+    --------
+    >>> from attnstat.rmt import readout_names
+    >>> readout_names()
+    ('none', 'sum', 'concat', 'ridge'...)
+    """
     return tuple(READOUTS)
 
 # %% ../../nbs/03f_rmt_multihead.ipynb #readoutreg-2
 def residual_names() -> tuple:
-    "Names of the registered readouts with a theory (the `residual` choices of multihead_theory)."
+    """Names of the registered readouts with a theory (the `residual` choices of multihead_theory).
+
+    Returns
+    -------
+    tuple
+        tuple of str: the readouts that have a deterministic equivalent
+
+    See Also
+    --------
+    readout_names
+    multihead_theory
+
+    Examples
+    --------
+    >>> from attnstat.rmt import residual_names
+    >>> residual_names()
+    ('none', 'sum', 'concat'...)
+    """
     return tuple(k for k, v in READOUTS.items() if v.has_theory)
 
 for _cls in (NoResidual, SumResidual, ConcatResidual, RidgeReadout): register_readout(_cls)
@@ -404,12 +501,46 @@ def register_head_family(cls, # a HeadFamily subclass with a unique `name`
     ----------
     overwrite : bool, default False
         replace a registered family of the same name
+
+    Returns
+    -------
+    value
+        the class `cls`, unchanged (so it works as a decorator)
+
+    See Also
+    --------
+    head_family_names
+    head_family
+
+    Examples
+    --------
+    >>> from attnstat.rmt import register_head_family, head_family_names
+    >>> from attnstat.rmt.multihead import IdenticalHeads
+    >>> register_head_family(IdenticalHeads) is IdenticalHeads
+    True
     """
     return _register(HEAD_FAMILIES, HeadFamily, cls, overwrite, "head family")
 
 # %% ../../nbs/03f_rmt_multihead.ipynb #familyreg-1
 def head_family_names() -> tuple:
-    "Names of the registered head families (the command line's choices)."
+    """Names of the registered head families (the command line's choices).
+
+    Returns
+    -------
+    tuple
+        tuple of str: the registered head families
+
+    See Also
+    --------
+    head_family
+    register_head_family
+
+    Examples
+    --------
+    >>> from attnstat.rmt import head_family_names
+    >>> head_family_names()
+    ('identical', 'shared', 'hetero'...)
+    """
     return tuple(HEAD_FAMILIES)
 
 # %% ../../nbs/03f_rmt_multihead.ipynb #familyreg-2
@@ -432,6 +563,26 @@ def head_family(family, # a name from head_family_names(), or a HeadFamily
         ||w_K^h|| = ||w_Q^h||
     snr : float, default 1.0
         ||mu||^2
+
+    Returns
+    -------
+    tuple
+        tuple (mu, W_K, W_Q): the signal direction in R^(2H+1) and the (2H+1, H) key and query
+        weights, one column per head
+
+    See Also
+    --------
+    head_family_names
+    multihead_theory
+
+    Examples
+    --------
+    >>> from attnstat.rmt import head_family
+    >>> mu, W_K, W_Q = head_family("identical", 2, r=1.5)
+    >>> mu.shape, W_K.shape, W_Q.shape
+    ((5,), (5, 2), (5, 2))
+    >>> print(W_K[0], mu[0])
+    [1.5 1.5] 1.0
     """
     fam = _resolve(HEAD_FAMILIES, HeadFamily, "family", family)
     H = check_int("H", H, lo=1, hi=4096)
@@ -499,6 +650,23 @@ def head_activation(f, # nonlinearity: a name, a callable or a Nonlinearity
         nonlinearity: a name, a callable or a Nonlinearity
     alpha
         identity scales alpha_h > 0, one per head
+
+    Returns
+    -------
+    Nonlinearity
+        Nonlinearity: g(t) = mean_h f(alpha_h t) with its Hermite coefficients
+
+    See Also
+    --------
+    attnstat.rmt.hermite.activation
+    multihead_theory
+
+    Examples
+    --------
+    >>> from attnstat.rmt import head_activation
+    >>> g = head_activation("tanh", [1.0, 0.5])
+    >>> print(g.label, f"a1 = {g.coef.a1:.4f}, nu = {g.coef.nu:.4f}")
+    mean_h tanh(alpha_h t) a1 = 0.5095, nu = 0.2713
     """
     act = activation(f); a = _scales(alpha, np.size(alpha))
     if np.all(a == 1.0): return act
@@ -696,6 +864,26 @@ def multihead_theory(f, # nonlinearity: a name, a callable or a Nonlinearity
         refuse a_1 = 0 (outside the theorem)
     options : default None
         TheoryOptions (solver knobs), a dict of its fields, or None
+
+    Returns
+    -------
+    MultiheadTheory
+        MultiheadTheory: per gamma the interpolation error, the fixed point (delta, eta, theta),
+        converged, n_iter and residual
+
+    See Also
+    --------
+    multihead_error
+    multihead_test_error
+    simulate_multihead
+
+    Examples
+    --------
+    >>> from attnstat.rmt import head_family, multihead_theory
+    >>> mu, W_K, W_Q = head_family("identical", 2)
+    >>> th = multihead_theory("tanh", c=0.25, gamma=[0.1, 1.0], mu=mu, W_K=W_K, W_Q=W_Q)
+    >>> print(" ".join(f"{e:.4f}" for e in th.error), bool(th.converged.all()))
+    0.3848 0.4095 True
     """
     o = theory_options(options)
     act, P, info = _mh_problem(f, c, mu, W_K, W_Q, heads, residual, alpha, diag, o.n_nodes,
@@ -758,6 +946,26 @@ def multihead_error(f, # nonlinearity
         refuse a_1 = 0 (outside the theorem)
     options : default None
         TheoryOptions, a dict of its fields, or None
+
+    Returns
+    -------
+    value
+        float for a scalar gamma, else an array over gamma: the limiting interpolation error
+
+    See Also
+    --------
+    multihead_theory
+    compare_multihead_ridge
+
+    Examples
+    --------
+    >>> from attnstat.rmt import head_family, multihead_error
+    >>> mu, W_K, W_Q = head_family("identical", 2)
+    >>> for res in ("none", "concat"):
+    ...     e = multihead_error("tanh", c=0.25, gamma=0.1, mu=mu, W_K=W_K, W_Q=W_Q, residual=res)
+    ...     print(res, f"{e:.4f}")
+    none 0.3848
+    concat 0.3411
     """
     E = multihead_theory(f, c=c, gamma=gamma, mu=mu, W_K=W_K, W_Q=W_Q, heads=heads,
                          residual=residual, alpha=alpha, diag=diag, require_a1=require_a1,
@@ -835,6 +1043,26 @@ def multihead_kernel(X, # context tokens, p x n
         a name from head_mode_names() or a HeadMode
     Xt : default None
         optional fresh tokens (p x n_test): also return the test kernel
+
+    Returns
+    -------
+    value
+        array (n, n) (or (n, m) with Xt): the averaged (or summed) head kernels, zero diagonal
+
+    See Also
+    --------
+    readout_features
+    simulate_multihead
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnstat.rmt import head_family, multihead_kernel
+    >>> mu, W_K, W_Q = head_family("identical", 2)
+    >>> X = np.random.default_rng(0).standard_normal((5, 40))
+    >>> K = multihead_kernel(X, "tanh", W_K, W_Q)
+    >>> K.shape, bool(np.allclose(np.diag(K), 0))
+    ((40, 40), True)
     """
     X = _array_arg("X", X, ndim=2); p, n = X.shape; act = activation(f)
     mode = _resolve(HEAD_MODES, HeadMode, "heads", heads)
@@ -874,6 +1102,26 @@ def readout_features(X, # context (or fresh) tokens, p x m
         attention features X K (p x m) for those tokens
     readout
         a name from readout_names() or a Readout
+
+    Returns
+    -------
+    np.ndarray
+        array (p or 2p, n): the features X K, X + X K, [X; X K] or X of the readout
+
+    See Also
+    --------
+    multihead_kernel
+    readout_names
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnstat.rmt import head_family, multihead_kernel, readout_features
+    >>> mu, W_K, W_Q = head_family("identical", 2)
+    >>> X = np.random.default_rng(0).standard_normal((5, 40))
+    >>> XK = X @ multihead_kernel(X, "tanh", W_K, W_Q)
+    >>> readout_features(X, XK, "none").shape, readout_features(X, XK, "concat").shape
+    ((5, 40), (10, 40))
     """
     ro = _resolve(READOUTS, Readout, "readout", readout)
     X, XK = _array_arg("X", X, ndim=2), _array_arg("XK", XK, ndim=2)
@@ -908,6 +1156,22 @@ def readout_feature_scale(f, # activation
         identity scales alpha_h
     diag : float, default 0.0
         kernel diagonal level d
+
+    Returns
+    -------
+    float
+        float: the mean eigenvalue of the readout's feature Gram matrix per token
+
+    See Also
+    --------
+    readout_dof
+    attnstat.rmt.sweeps.feature_scale
+
+    Examples
+    --------
+    >>> from attnstat.rmt import readout_feature_scale
+    >>> print(f"{readout_feature_scale('tanh', c=0.25):.4f}")
+    1.8618
     """
     H = check_int("H", H, lo=1, hi=4096)
     zero = np.zeros((1, H))         # the low-rank weights add O(1/n)
@@ -945,6 +1209,22 @@ def readout_dof(f, # nonlinearity
         identity scales alpha_h
     diag : float, default 0.0
         kernel diagonal level d
+
+    Returns
+    -------
+    value
+        float or array (the shape of gamma): effective degrees of freedom per token
+
+    See Also
+    --------
+    readout_feature_scale
+    attnstat.rmt.sweeps.effective_dof
+
+    Examples
+    --------
+    >>> from attnstat.rmt import readout_dof
+    >>> print(f"{readout_dof('tanh', c=0.25, gamma=0.1):.4f}")
+    0.2113
     """
     H = check_int("H", H, lo=1, hi=4096)
     zero = np.zeros((1, H))
@@ -1050,6 +1330,17 @@ def _mh_trial(X, y, act, WK, WQ, alpha, mode, o, g, fresh):
         test[ro.name] = ((fresh[1][None, :] - pred)**2).mean(1)
     return train, test
 
+# %% ../../nbs/03f_rmt_multihead.ipynb #mh-cost
+def _mh_trial_seconds(n, p, H, n_test, G, readouts):
+    ("CPU seconds of one context of simulate_multihead (one BLAS thread, tanh; measured "
+     "0.65-1.15x at n <= 1024, p <= 512, H <= 8).")
+    nn = n + n_test   # the kernels' H n (n + n_test) entries and X K: p n (n + n_test)
+    s = 1.4e-3 + 1e-8 * H * n * nn + 1.8e-11 * p * n * nn
+    for ro in readouts:   # a ridge fit per readout on q feature rows: eigh of size m, Gram, gammas
+        q = 2 * p if isinstance(ro, ConcatResidual) else p; m = min(n, q)
+        s += 1.8e-10 * m**3 + 1e-10 * nn * q * m + (2e-9 * G * q * nn if n_test else 4e-9 * G * m)
+    return s
+
 # %% ../../nbs/03f_rmt_multihead.ipynb #efc5deff-b
 def simulate_multihead(f, # nonlinearity
                        n:int, # context tokens
@@ -1092,6 +1383,25 @@ def simulate_multihead(f, # nonlinearity
         a name from head_mode_names() or a HeadMode
     options : default None
         SimulationOptions (readouts, n_test), a dict, or None
+
+    Returns
+    -------
+    MultiheadSimulation
+        MultiheadSimulation: gamma, train and test ({readout: array (trials, len(gammas))}, paired
+        over the same data) and the parameters
+
+    See Also
+    --------
+    multihead_theory
+    multihead_kernel
+
+    Examples
+    --------
+    >>> from attnstat.rmt import head_family, simulate_multihead
+    >>> mu, W_K, W_Q = head_family("identical", 2)
+    >>> sim = simulate_multihead("tanh", 80, 20, mu, W_K, W_Q, [0.1], trials=2, seed=0)
+    >>> sorted(sim.train), sim.train["concat"].shape
+    (['concat', 'none', 'ridge', 'sum'], (2, 1))
     """
     act = activation(f); n = check_int("n", n, lo=2); p = check_int("p", p, lo=1)
     trials = check_int("trials", trials, lo=2); g = _gamma_grid(gammas, "gammas")
@@ -1101,8 +1411,9 @@ def simulate_multihead(f, # nonlinearity
     WK, WQ = _heads_arg("W_K", W_K), _heads_arg("W_Q", W_Q); H = WK.shape[1]; _scales(alpha, H)
     check_memory("n, p, n_test",
                  8.0 * (6 * n * (n + n_test) + 6 * p * (n + n_test) + 5 * max(n, 2 * p)**2))
-    from attnstat.core import check_seconds     # per trial: the overhead and the kernels
-    check_seconds("trials, n, n_test", trials * (2e-3 + 4e-9 * H * n * (n + n_test) * (n + p)))
+    from attnstat.core import check_seconds
+    check_seconds("trials, n, n_test",
+                  trials * _mh_trial_seconds(n, p, H, n_test, g.size, o.readouts))
     mu_ = _vec("mu", mu, p); rngs = spawn(seed, trials)
     train = {ro.name: np.empty((trials, g.size)) for ro in o.readouts}
     test = {ro.name: np.empty((trials, g.size)) for ro in o.readouts} if n_test else {}
@@ -1229,6 +1540,23 @@ def multihead_test_error(f, # nonlinearity
         kernel diagonal level d of the context kernel
     options : default None
         TheoryOptions (solver knobs), a dict of its fields, or None
+
+    Returns
+    -------
+    value
+        float for a scalar gamma, else an array over gamma: the fresh-token test error
+
+    See Also
+    --------
+    multihead_error
+    attnstat.rmt.generalisation.attention_test_error
+
+    Examples
+    --------
+    >>> from attnstat.rmt import head_family, multihead_test_error
+    >>> mu, W_K, W_Q = head_family("identical", 2)
+    >>> print(f"{multihead_test_error('tanh', c=0.25, gamma=0.1, mu=mu, W_K=W_K, W_Q=W_Q):.4f}")
+    0.7296
     """
     ro = _resolve(READOUTS, Readout, "residual", residual); o = theory_options(options)
     if not ro.has_test_theory:
@@ -1318,6 +1646,25 @@ def compare_multihead_ridge(f, # nonlinearity
         kernel diagonal level d
     require_a1 : bool, default True
         refuse a_1 = 0 (outside the theorem)
+
+    Returns
+    -------
+    dict
+        dict of arrays over gamma: gamma, gamma_attn, gamma_rr, E_attn, E_rr, dof_attn, dof_rr,
+        difference = E_attn - E_rr
+
+    See Also
+    --------
+    multihead_error
+    attnstat.rmt.sweeps.compare_attention_ridge
+
+    Examples
+    --------
+    >>> from attnstat.rmt import head_family, compare_multihead_ridge
+    >>> mu, W_K, W_Q = head_family("identical", 2)
+    >>> r = compare_multihead_ridge("tanh", c=0.25, gamma=[0.1], mu=mu, W_K=W_K, W_Q=W_Q)
+    >>> print(f"{r['E_attn'][0]:.4f} {r['E_rr'][0]:.4f} {r['difference'][0]:+.4f}")
+    0.3848 0.3784 +0.0064
     """
     _choice("scale", scale, _SCALES); g = _gamma_grid(gamma)
     # the checks

@@ -11,7 +11,6 @@ from __future__ import annotations
 import math, sys, warnings
 from dataclasses import dataclass
 import numpy as np
-from scipy import optimize, special
 from ..core import (check_real, check_int, check_choice, check_array, check_memory, check_seconds,
                      spawn, ConvergenceError, ConvergenceWarning)
 from ..gaussian import gauss_expect, cov_sqrt, _check_bool, hermite_rule
@@ -140,6 +139,29 @@ def population_risk_mc(model:SLRModel, # SpikedSLR or MaxSLR
         seed (common random numbers: same seed, same draws)
     batch : int, default 50000
         samples per batch
+
+    Returns
+    -------
+    tuple
+        tuple `(mean, standard error)` of the Monte Carlo estimate of the population risk
+
+    See Also
+    --------
+    population_risk
+    empirical_risk
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnstat.slr import SpikedSLR, population_risk, population_risk_mc
+    >>> model = SpikedSLR(3, 2.0)
+    >>> M, Q = np.diag([1.2, 0.9]), np.diag([1.7, 1.0])  # rows (k, v), columns (k*, v*)
+    >>> risk, se = population_risk_mc(model, "softmax", M, Q, n=20_000, seed=0)
+    >>> print(f"{risk:.2f} +- {se:.3f}")
+    0.52 +- 0.007
+    >>> exact = population_risk(model, "softmax", 1.2, 1.7, 0.9, 1.0).risk   # the same point
+    >>> bool(abs(risk - exact) < 3 * se)
+    True
     """
     _check_model(model); act = get_activation(activation)
     M = check_array("M", M, shape=(2, 2))
@@ -156,6 +178,12 @@ def population_risk_mc(model:SLRModel, # SpikedSLR or MaxSLR
         e2.append((P.y - act.predict(chi, z, P.mask, c))**2)
     e2 = np.concatenate(e2)
     return float(e2.mean()), float(e2.std(ddof=1) / math.sqrt(n))
+
+# %% ../../nbs/01c_slr_population.ipynb #er-cost
+def _empirical_risk_seconds(n, L, D):
+    ("CPU seconds of empirical_risk (one core: the n L D token entries and the n L scores; "
+     "measured 0.8-1.2x at n L D <= 5e7, n <= 2e5).")
+    return 1e-3 + 2.2e-8 * n * L * D + 1.3e-7 * n * L
 
 # %% ../../nbs/01c_slr_population.ipynb #946f2e50
 def empirical_risk(model:SLRModel, # SpikedSLR or MaxSLR
@@ -195,14 +223,38 @@ def empirical_risk(model:SLRModel, # SpikedSLR or MaxSLR
         erf offset
     batch : int, default 5000
         sequences per batch (bounds the memory to batch*L_max*D
+
+    Returns
+    -------
+    tuple
+        tuple `(mean, standard error)` of the squared error (y - f(X))^2 on n fresh sequences
+
+    See Also
+    --------
+    population_risk_mc
+    population_risk
+    attnstat.slr.activations.attention_predict
+
+    Examples
+    --------
+    >>> import math
+    >>> from attnstat.slr import SpikedSLR, bayes_risk, empirical_risk, teacher
+    >>> model = SpikedSLR(3, 2.0)
+    >>> k_star, v_star = teacher(50, seed=8)
+    >>> # the Bayes-optimal softmax head: k = sqrt(nu) k*, v = v*
+    >>> k = math.sqrt(2.0) * k_star
+    >>> risk, se = empirical_risk(model, "softmax", k, v_star, k_star, v_star, n=2000, seed=1)
+    >>> print(f"{risk:.2f} +- {se:.2f}")
+    0.35 +- 0.02
+    >>> bool(abs(risk - bayes_risk(model).risk) < 3 * se)
+    True
     """
     _check_model(model); get_activation(activation)
     n = check_int("n", n, lo=2); batch = check_int("batch", batch, lo=1); c = check_real("c", c)
     k_star, k, v, v_star = _check_vectors(k_star=k_star, k=k, v=v, v_star=v_star)
     D = len(k_star)
     check_memory("batch * L * D", 8.0 * 3 * min(batch, n) * model.L_max * D)
-    # run-time estimate: 5 s at n = 1e5, L = 3, D = 50 (measured, one core)
-    check_seconds("n", 4e-7 * n * model.L_max * D)
+    check_seconds("n", _empirical_risk_seconds(n, model.L_max, D))
     s1, s2 = 0.0, 0.0
     for b, rng in enumerate(spawn(seed, -(-n // batch))):
         m = min(batch, n - b * batch)
@@ -215,6 +267,7 @@ def empirical_risk(model:SLRModel, # SpikedSLR or MaxSLR
 # %% ../../nbs/01c_slr_population.ipynb #82da55a1
 def _max_density_expect(h, L:int, n:int):
     "E[h(max of L i.i.d. N(0,1))] = E[L Phi(x)^(L-1) h(x)], x ~ N(0,1), by Gauss-Hermite."
+    from scipy import special
     return gauss_expect(lambda x: L * special.ndtr(x)**(L - 1) * h(x), 0.0, 1.0, n=n, check=False)
 
 def _planted_elementwise_AB(model, act, mu, q_k, c, n):
@@ -257,6 +310,29 @@ def expected_max_gaussian(L:int, # number of i.i.d. N(0, 1) variables
         inverse temperature: E[sum_l softmax(nu G)_l G_l]; inf gives E[max]
     n : int, default 128
         Gauss-Hermite nodes
+
+    Returns
+    -------
+    float
+        float kappa_L(nu), the softmax(nu G)-weighted mean of L i.i.d. N(0, 1) (their expected
+        maximum at nu = inf)
+
+    See Also
+    --------
+    linear_optimal_risk
+    bayes_risk
+
+    Examples
+    --------
+    >>> import math
+    >>> from attnstat.slr import expected_max_gaussian
+    >>> print(f"{expected_max_gaussian(2):.6f} {1 / math.sqrt(math.pi):.6f}")   # E max(G1, G2)
+    0.564190 0.564190
+    >>> print(f"{expected_max_gaussian(3):.4f}")
+    0.8463
+    >>> # softmax-weighted mean at temperature 1/2
+    >>> print(f"{expected_max_gaussian(3, nu=2.0):.4f}")
+    0.7084
     """
     L = check_int("L", L, lo=1)
     nu = check_real("nu", nu, lo=0.0, allow_inf=True)
@@ -288,6 +364,27 @@ def linear_optimal_risk(model:SLRModel, # SpikedSLR or MaxSLR (any length law)
     ----------
     model : SLRModel
         SpikedSLR or MaxSLR (any length law)
+
+    Returns
+    -------
+    float
+        float, the optimal population risk of linear attention (noise^2 included)
+
+    See Also
+    --------
+    optimal_population_risk
+    linear_spiked_asymptote
+    bayes_risk
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnstat.slr import MaxSLR, SpikedSLR, linear_optimal_risk
+    >>> # L(L-1)/(L^2 + nu(L-1))
+    >>> print(f"{linear_optimal_risk(SpikedSLR(3, 2.0)):.6f} {6 / 13:.6f}")
+    0.461538 0.461538
+    >>> print(f"{linear_optimal_risk(MaxSLR(3, np.inf)):.4f}")
+    0.4279
     """
     _check_model(model)
     return model.noise**2 + model.linear_optimal_excess()
@@ -344,20 +441,22 @@ def _laplace_AB(log_a, # vectorised log a(u) of a normalised activation
     # once
     if s.size * n > 10**6: check_memory("nu", 8.0 * 10 * s.size * n)
     S = s[:, None]
-    def f_e(chi):
-        # u = t a(chi); e^-u underflows cleanly to 0
-        u = np.exp(np.minimum(S + log_a(chi), 700.0))
-        e = np.exp(-u); ue = u * e
-        out = np.stack([ue, u * ue, e])
-        return out * with_h(chi) if with_h is not None else out
     def f_0(chi):
-        u = np.exp(np.minimum(S + log_a(chi), 700.0))
-        e = np.exp(-u); ue = u * e
-        return np.stack([u * ue, e, ue])
+        # (u e^-u, u^2 e^-u, e^-u), u = t a(chi), written in place into one (3, s grid, nodes)
+        # array; e^-u underflows cleanly to 0
+        out = np.empty((3, s.size) + np.shape(chi))
+        u = np.add(S, log_a(chi)); np.minimum(u, 700.0, out=u); np.exp(u, out=u)
+        np.negative(u, out=out[2]); np.exp(out[2], out=out[2])
+        np.multiply(u, out[2], out=out[0]); np.multiply(u, out[0], out=out[1])
+        return out
+    def f_e(chi):
+        out = f_0(chi)
+        if with_h is not None: out *= with_h(chi)
+        return out
     psi1_e, psi2_e, phi_e = gauss_expect(f_e, mean_e, var, n=n, check=False)
     if with_h is not None:   # phi_e and psi2_e must not carry h: recompute them plainly
-        psi2_e, phi_e, _ = gauss_expect(f_0, mean_e, var, n=n, check=False)
-    psi2_0, phi_0, psi1_0 = gauss_expect(f_0, 0.0, var, n=n, check=False)
+        _, psi2_e, phi_e = gauss_expect(f_0, mean_e, var, n=n, check=False)
+    psi1_0, psi2_0, phi_0 = gauss_expect(f_0, 0.0, var, n=n, check=False)
     with np.errstate(divide="ignore"):
         lphi0 = np.log(phi_0)
     pw = lambda k: np.exp(k * lphi0) if k > 0 else np.ones_like(s)      # Phi_0^k (0^0 = 1)
@@ -402,9 +501,38 @@ def _lse(x, axis=None):
     with np.errstate(divide="ignore"):
         return np.squeeze(np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True)) + m, axis=axis)
 
+def _lse_rows(x):
+    "log sum exp of each row of a 2-D array, in place (x is overwritten: no temporaries)."
+    m = np.max(x, axis=1)
+    m[~np.isfinite(m)] = 0.0
+    x -= m[:, None]
+    np.exp(x, out=x)
+    with np.errstate(divide="ignore"):
+        return np.log(np.sum(x, axis=1)) + m
+
+def _log_phi(z, lk1, lh):
+    ("log Phi per row of z (rows in increasing s, so Phi decreases): through 1 - Phi on the prefix "
+     "of rows where Phi > 1/2 (found by bisection), directly on the others.")
+    from scipy import special
+    def lc(rows):   # log(1 - Phi) = log int k_1(w) P(chi > w - s) dw
+        x = special.log_ndtr(-z[rows]); x += lk1
+        return _lse_rows(x) + lh
+    n = z.shape[0]   # lo: the first row where 1 - Phi >= e^-0.7 (log(1 - Phi) increases with s)
+    lo, hi = (n, n) if lc(slice(n - 1, n))[0] < -0.7 else (0, n - 1)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if lc(slice(mid, mid + 1))[0] < -0.7: lo = mid + 1
+        else: hi = mid
+    lp = np.empty(n)
+    lp[:lo] = np.log1p(-np.exp(lc(slice(0, lo))))
+    x = special.log_ndtr(z[lo:]); x += lk1
+    lp[lo:] = _lse_rows(x) + lh
+    return lp
+
 def _log_fns(s, mu_e, sd, keys, h_w, w_lo):
     ("log K_{p,j}(s) = log E k_p(s + chi_j) (k_p(w) = e^{pw - e^w}) and log Phi_j(s) = log E "
-     "exp(-e^{s + chi_j}), trapezoid in w.")
+     "exp(-e^{s + chi_j}), trapezoid in w, on an increasing grid s (the cost of softmax's log "
+     "route).")
     w = np.arange(w_lo, 4.5 + h_w / 2, h_w)
     ew = np.exp(w)
     lk = {"1": w - ew, "2": 2 * w - ew}
@@ -415,14 +543,10 @@ def _log_fns(s, mu_e, sd, keys, h_w, w_lo):
         if j not in zs: zs[j] = (w[None, :] - s[:, None] - (mu_e if j == "e" else 0.0)) / sd
         z = zs[j]
         if kind[0] == "K":
-            out[key] = _lse(lk[kind[1]] - 0.5 * z * z, axis=1) + lh - _LOG_SQRT_2PI - math.log(sd)
+            x = z * z; x *= -0.5; x += lk[kind[1]]
+            out[key] = _lse_rows(x) + (lh - _LOG_SQRT_2PI - math.log(sd))
         else:   # Phi = int k_1(w) P(chi < w - s) dw, through its complement where Phi is close to 1
-            lc = _lse(lk["1"] + special.log_ndtr(-z), axis=1) + lh
-            near1 = lc < -0.7
-            lp = np.empty_like(lc)
-            lp[near1] = np.log1p(-np.exp(lc[near1]))
-            if (~near1).any(): lp[~near1] = _lse(lk["1"] + special.log_ndtr(z[~near1]), axis=1) + lh
-            out[key] = lp
+            out[key] = _log_phi(z, lk["1"], lh)
     return out
 
 def _log_integrand(name, F, L):
@@ -472,8 +596,8 @@ def _laplace_log_softmax(mean_e:float, # mean of the selected token's score
             i = np.flatnonzero(l > np.max(l) - drop)
             sf = np.linspace(s[max(i[0] - 1, 0)], s[min(i[-1] + 1, len(s) - 1)], n_fine)
             lf = _log_integrand(name, _log_fns(sf, mean_e, sd, needs, h_w, w_lo), L)
-            key = name if name in ("A", "cA") else name[:-1]
-            parts[key].append(_lse(lf) + math.log(sf[1] - sf[0]) + math.log(p))
+            part = name if name in ("A", "cA") else name[:-1]   # (not `key`: the memo's key)
+            parts[part].append(_lse(lf) + math.log(sf[1] - sf[0]) + math.log(p))
     out = {k: (float(_lse(np.array(v))) if v else -np.inf) for k, v in parts.items()}
     if len(_LOG_MEMO) > 256: _LOG_MEMO.clear()
     _LOG_MEMO[key] = out
@@ -719,6 +843,30 @@ def risk_terms(model:SLRModel, # SpikedSLR or MaxSLR
         Monte Carlo seed (common random numbers)
     accuracy : bool, default True
         estimate the accuracy (doubled resolution for quadrature
+
+    Returns
+    -------
+    RiskTerms
+        RiskTerms with A = E[sigma_eps], B = E[||sigma||^2], the route `method`, their accuracies
+        `err_A`, `err_B` (and `n_mc`, `seed`, the complements `cA`, `cB` where used)
+
+    See Also
+    --------
+    population_risk
+    optimal_population_risk
+
+    Examples
+    --------
+    >>> import math
+    >>> from attnstat.slr import SpikedSLR, risk_terms
+    >>> model = SpikedSLR(3, 2.0)
+    >>> t = risk_terms(model, "softmax", math.sqrt(2.0), 2.0)   # k = sqrt(nu) k*: A = B (Nishimori)
+    >>> print(f"{t.method}: A = {t.A:.6f}, B = {t.B:.6f}, "
+    ...       f"accuracy < 1e-12: {max(t.err_A, t.err_B) < 1e-12}")
+    laplace: A = 0.647577, B = 0.647577, accuracy < 1e-12: True
+    >>> t = risk_terms(model, "linear", 0.8, 1.0)
+    >>> print(f"{t.method}: A = {t.A:.4f}, B = {t.B:.4f}")
+    closed form: A = 2.1314, B = 9.5427
     """
     _check_model(model)
     act = get_activation(activation)
@@ -777,6 +925,29 @@ def population_risk(model:SLRModel, # SpikedSLR or MaxSLR
         erf offset
     **kw
         passed to `risk_terms` (method, n, ds, n_mc, seed, accuracy)
+
+    Returns
+    -------
+    PopulationRisk
+        PopulationRisk with `risk`, `excess` (risk - noise^2), its accuracy `err`, the terms `A`,
+        `B`, the route `method` and the overlaps `m_k, q_k, m_v, q_v, c`
+
+    See Also
+    --------
+    risk_terms
+    optimal_population_risk
+    population_risk_mc
+
+    Examples
+    --------
+    >>> from attnstat.slr import SpikedSLR, population_risk
+    >>> r = population_risk(SpikedSLR(3, 2.0), "softmax", m_k=1.2, q_k=1.7, m_v=0.9, q_v=1.0)
+    >>> print(f"risk {r.risk:.5f} by {r.method} (A = {r.A:.4f}, B = {r.B:.4f})")
+    risk 0.50976 by laplace (A = 0.6131, B = 0.6133)
+    >>> population_risk(SpikedSLR(3, 2.0), "softmax", 1.0, 0.9, 1.0, 1.0)
+    Traceback (most recent call last):
+    ...
+    ValueError: q_k must satisfy ...
     """
     m_v, q_v = _check_pair("m_v", m_v, "q_v", q_v)
     t = risk_terms(model, activation, m_k, q_k, c, **kw)
@@ -872,6 +1043,32 @@ def bayes_risk(model:SLRModel, # SpikedSLR or MaxSLR (any length law, prior, bia
         step in s = log t, in (0, 1] (same route)
     accuracy : bool, default True
         estimate the accuracy (doubled resolution; err = nan otherwise)
+
+    Returns
+    -------
+    BayesRisk
+        BayesRisk with `risk`, `excess` (risk - noise^2), its accuracy `err`, `method`, `log_excess`
+        and `nishimori_gap`
+
+    See Also
+    --------
+    bayes_risk_mc
+    bayes_risk_L2
+    optimal_population_risk
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnstat.slr import MaxSLR, SpikedSLR, bayes_risk
+    >>> b = bayes_risk(SpikedSLR(3, 2.0))
+    >>> print(f"{b.risk:.6f} by {b.method}")
+    0.352423 by laplace
+    >>> print(f"{bayes_risk(SpikedSLR({2: 0.5, 4: 0.5}, 2.0, noise=0.1)).risk:.4f}")
+    0.3413
+    >>> # argmax location: only the label noise is left
+    >>> b = bayes_risk(MaxSLR(3, np.inf, noise=0.2))
+    >>> print(f"{b.risk:.4f} by {b.method}")
+    0.0400 by exact
     """
     mf = _multi_feature(model)
     if mf is not None: return mf
@@ -899,11 +1096,30 @@ def bayes_risk_L2(nu:float, # spiked-SLR signal strength
         label noise Delta, in [0, 1e100] (Delta^2 must be finite)
     n : int, default 128
         Gauss-Hermite nodes
+
+    Returns
+    -------
+    float
+        float, the Bayes risk of spiked-SLR at L = 2 (noise^2 included)
+
+    See Also
+    --------
+    bayes_risk
+    bayes_spiked_asymptote
+
+    Examples
+    --------
+    >>> from attnstat.slr import SpikedSLR, bayes_risk, bayes_risk_L2
+    >>> print(f"{bayes_risk_L2(1.0):.8f} {bayes_risk(SpikedSLR(2, 1.0)).risk:.8f}")
+    0.32494330 0.32494330
+    >>> print(f"{bayes_risk_L2(1.0, noise=0.5):.4f}")    # + noise^2
+    0.5749
     """
     nu = check_real("nu", nu, lo=0.0); noise = check_real("noise", noise, lo=0.0, hi=_NOISE_MAX)
     a = math.sqrt(nu)
     n = check_int("n", n, lo=8, hi=4096)
     n = max(n, min(1024, int(40 * math.sqrt(2) * a)))   # resolve the logistic bump of width 1/a
+    from scipy import special
     bump = lambda w: 2 * special.expit(a * w) * special.expit(-a * w)
     return noise**2 + float(gauss_expect(bump, a, 2.0, n=n, check=False))
 
@@ -923,6 +1139,26 @@ def bayes_risk_mc(model:SLRModel, # SpikedSLR or MaxSLR
         Monte Carlo samples
     seed : default 0
         seed
+
+    Returns
+    -------
+    tuple
+        tuple `(mean, standard error)` of the Monte Carlo estimate of the Bayes risk
+
+    See Also
+    --------
+    bayes_risk
+    population_risk_mc
+
+    Examples
+    --------
+    >>> from attnstat.slr import SpikedSLR, bayes_risk, bayes_risk_mc
+    >>> model = SpikedSLR(3, 2.0)
+    >>> risk, se = bayes_risk_mc(model, n=20_000, seed=0)
+    >>> print(f"{risk:.2f} +- {se:.3f}")
+    0.36 +- 0.007
+    >>> bool(abs(risk - bayes_risk(model).risk) < 3 * se)
+    True
     """
     _check_model(model); n = check_int("n", n, lo=2)
     P = model.sample_projections(n, seed)
@@ -1019,6 +1255,7 @@ class _Search:
         return _excess(A, B, cA, cB, A / B, (A / B)**2)
 
     def minimise(self, th0):
+        from scipy import optimize
         return optimize.minimize(self, th0, method="L-BFGS-B", bounds=self.bounds(),
                                  options={"ftol": 1e-13, "gtol": 1e-9, "maxiter": 500})
 
@@ -1178,6 +1415,29 @@ def optimal_population_risk(model:SLRModel, # SpikedSLR or MaxSLR (positional on
         Monte Carlo seed (common random numbers)
     x0 : default None
         start (m_k, r_k[, c]), r_k = sqrt(q_k - m_k^2), m_k >= 0
+
+    Returns
+    -------
+    OptimalRisk
+        OptimalRisk with `risk`, `excess`, `err`, the optimal overlaps `m_k, q_k, m_v, q_v, c`, the
+        terms `A`, `B`, `method`, `success`, `capped`, `m_k_cap`, `n_eval` and `activation`
+
+    See Also
+    --------
+    population_risk
+    optimal_risk_curve
+    bayes_risk
+
+    Examples
+    --------
+    >>> from attnstat.slr import SpikedSLR, bayes_risk, optimal_population_risk
+    >>> model = SpikedSLR(3, 2.0)
+    >>> r = optimal_population_risk(model, "softmax")    # softmax reaches the Bayes risk
+    >>> print(f"{r.risk:.6f} {bayes_risk(model).risk:.6f} at m_k = {r.m_k:.3f}, m_v = {r.m_v:.3f}")
+    0.352423 0.352423 at m_k = 1.414, m_v = 1.000
+    >>> r = optimal_population_risk(model, "linear")
+    >>> print(f"{r.risk:.6f} by {r.method}, converged: {r.success}")
+    0.461538 by closed form, converged: True
     """
     _check_model(model); act = get_activation(activation)
     method = _check_method(method)
@@ -1221,7 +1481,10 @@ def _check_optimum(model, act, r, n, n_mc, seed):
                                f"risk {r.risk!r} disagrees with "
                                f"population_risk at the returned overlaps ({pr.risk!r})")
     b = _bayes_cached(model)
-    tol = 1e-12 + 10 * b.err + (5 if r.method == "monte carlo" else 10) * r.err
+    tol = 1e-12 + (5 if r.method == "monte carlo" else 10) * r.err
+    if r.risk < b.risk - tol:   # the Bayes accuracy only widens the tolerance: only needed here
+        b = _bayes_cached(model, accuracy=True)
+        tol += 10 * b.err
     if r.risk < b.risk - tol:
         msg = (f"optimal_population_risk({model!r}, {act.name!r}): risk {r.risk!r} lies below the "
                f"Bayes risk {b.risk!r} "
@@ -1238,13 +1501,13 @@ def _check_optimum(model, act, r, n, n_mc, seed):
         )
 
 _BAYES_CACHE = {}
-def _bayes_cached(model):
-    ("bayes_risk(model), remembered per model (an optimiser's guard needs it at every point of a "
-     "curve).")
-    if model.key not in _BAYES_CACHE:
+def _bayes_cached(model, accuracy:bool=False):
+    "bayes_risk(model, accuracy=accuracy), remembered per model (a curve's guard needs it)."
+    key = (model.key, accuracy)
+    if key not in _BAYES_CACHE:
         if len(_BAYES_CACHE) > 512: _BAYES_CACHE.clear()
-        _BAYES_CACHE[model.key] = bayes_risk(model)
-    return _BAYES_CACHE[model.key]
+        _BAYES_CACHE[key] = bayes_risk(model, accuracy=accuracy)
+    return _BAYES_CACHE[key]
 
 # %% ../../nbs/01c_slr_population.ipynb #0f06de51
 def optimal_risk_curve(models, # sequence of SLR models (e.g. a grid in nu or L)
@@ -1264,6 +1527,22 @@ def optimal_risk_curve(models, # sequence of SLR models (e.g. a grid in nu or L)
         start each optimisation from the previous optimum
     **kw
         passed to `optimal_population_risk`
+
+    Returns
+    -------
+    list
+        list of OptimalRisk, one per model, in the order of `models`
+
+    See Also
+    --------
+    optimal_population_risk
+
+    Examples
+    --------
+    >>> from attnstat.slr import SpikedSLR, optimal_risk_curve
+    >>> curve = optimal_risk_curve([SpikedSLR(3, nu) for nu in (1.0, 2.0, 4.0)], "linear")
+    >>> [round(r.risk, 4) for r in curve]     # 6/11, 6/13, 6/17
+    [0.5455, 0.4615, 0.3529]
     """
     if isinstance(models, SLRModel) or not hasattr(models, "__iter__"):
         raise TypeError("models must be a sequence of SpikedSLR/MaxSLR models, got "
@@ -1297,6 +1576,23 @@ def linear_spiked_asymptote(L:float, # sequence length (or E[L])
         sequence length (or E[L])
     nu : float
         signal strength
+
+    Returns
+    -------
+    float
+        float L/nu, the leading term of the optimal linear-attention risk at large nu
+
+    See Also
+    --------
+    linear_optimal_risk
+    bayes_spiked_asymptote
+
+    Examples
+    --------
+    >>> from attnstat.slr import SpikedSLR, linear_optimal_risk, linear_spiked_asymptote
+    >>> exact = linear_optimal_risk(SpikedSLR(3, 100.0))
+    >>> print(f"{linear_spiked_asymptote(3, 100.0):.4f} {exact:.4f}")
+    0.0300 0.0287
     """
     return check_real("L", L, lo=1.0) / check_real("nu", nu, lo=0.0, lo_open=True)
 
@@ -1315,6 +1611,22 @@ def bayes_spiked_asymptote(L:int, # sequence length >= 2
         sequence length >= 2
     nu : float
         signal strength
+
+    Returns
+    -------
+    float
+        float, the leading term of the spiked-SLR Bayes risk at large nu
+
+    See Also
+    --------
+    bayes_risk
+    linear_spiked_asymptote
+
+    Examples
+    --------
+    >>> from attnstat.slr import SpikedSLR, bayes_risk, bayes_spiked_asymptote
+    >>> print(f"{bayes_spiked_asymptote(3, 40.0):.3g} {bayes_risk(SpikedSLR(3, 40.0)).risk:.3g}")
+    1.27e-05 1.2e-05
     """
     L = check_int("L", L, lo=2); nu = check_real("nu", nu, lo=0.0, lo_open=True)
     return (L - 1) * math.sqrt(math.pi) / 2 / math.sqrt(nu) * math.exp(-SOFTMAX_DECAY_RATE * nu)

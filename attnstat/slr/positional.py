@@ -10,7 +10,6 @@ from __future__ import annotations
 import math, warnings
 from dataclasses import dataclass, field
 import numpy as np
-from scipy import optimize
 from ..core import (ParameterTypeError, check_real, check_int, check_array, check_choice,
                      check_memory, check_seconds, spawn, as_generator, ConvergenceWarning,
                      renamed_params)
@@ -40,6 +39,25 @@ def recency_prior(L:int, # sequence length >= 1
         sequence length >= 1
     gamma : float
         recency rate (0: uniform; negative: primacy)
+
+    Returns
+    -------
+    np.ndarray
+        float array (L,): the location law pi_1..pi_L (positive, sums to 1)
+
+    See Also
+    --------
+    bayes_risk_pos
+    attnstat.slr.models.SpikedSLR
+
+    Examples
+    --------
+    >>> import math
+    >>> from attnstat.slr import recency_prior
+    >>> (recency_prior(3, math.log(2)) * 7).round(6).tolist()   # pi_l proportional to 2^l
+    [1.0, 2.0, 4.0]
+    >>> recency_prior(4, 0.0).tolist()                            # gamma = 0: uniform
+    [0.25, 0.25, 0.25, 0.25]
     """
     L = check_int("L", L, lo=1); gamma = check_real("gamma", gamma)
     check_memory("L", 8.0 * 4 * L)
@@ -141,6 +159,30 @@ def laplace_terms(pi, # (L,) location law (positive, sums to 1)
         step of the s = log t grid, in (0, 1]
     accuracy : bool, default True
         estimate the accuracy by a refined second evaluation
+
+    Returns
+    -------
+    LaplaceTerms
+        LaplaceTerms: A and B averaged over pi, their refinement errors err_A, err_B, and the
+        per-position parts A_pos, B_pos
+
+    See Also
+    --------
+    softmax_bias_terms
+    bayes_risk_pos
+
+    Examples
+    --------
+    >>> import math
+    >>> from attnstat.slr import laplace_terms
+    >>> t = laplace_terms([0.5, 0.3, 0.2], [1.0, 1.0, 1.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0])
+    >>> print(f"{t.A:.6f} {math.e / (math.e + 2):.6f}")     # var = 0: softmax of fixed logits
+    0.576117 0.576117
+    >>> print(f"{t.B:.6f} {(math.e**2 + 2) / (math.e + 2)**2:.6f}")
+    0.421749 0.421749
+    >>> t = laplace_terms([0.6, 0.3, 0.1], [1.0, 1.0, 1.0], [0.0, 0.0, 0.0], [1.0, 1.0, 1.0])
+    >>> print(f"{t.A:.6f} {t.B:.6f}", t.err_A < 1e-10)   # a posterior (mu_sel - mu_0 = var): A = B
+    0.518874 0.518874 True
     """
     mu_sel = check_array("mu_sel", mu_sel, ndim=1); L = len(mu_sel)
     if L < 1: raise ValueError("mu_sel must have at least one entry (one per position)")
@@ -215,6 +257,27 @@ def bayes_risk_pos(model:SLRModel, # SpikedSLR (prior, nu per position), MaxSLR 
         step of the s = log t grid
     accuracy : bool, default True
         estimate the accuracy by a refined second evaluation (err =
+
+    Returns
+    -------
+    PositionalBayesRisk
+        PositionalBayesRisk: risk, excess (risk - noise^2), err (quadrature refinement) and the
+        Nishimori gap
+
+    See Also
+    --------
+    bayes_risk_pos_mc
+    softmax_bias_risk
+    attnstat.slr.population.bayes_risk
+
+    Examples
+    --------
+    >>> from attnstat.slr import MaxSLR, SpikedSLR, bayes_risk_pos
+    >>> r = bayes_risk_pos(SpikedSLR(3, 2.0, prior=[0.6, 0.3, 0.1]))
+    >>> print(f"{r.risk:.6f}", r.err < 1e-10, abs(r.nishimori_gap) < 1e-10)
+    0.287435 True True
+    >>> print(f"{bayes_risk_pos(MaxSLR(3, 2.0, bias=[0.0, -1.0, -2.0])).risk:.6f}")
+    0.324959
     """
     _check_model(model)
     if model.is_noiseless_limit: return PositionalBayesRisk(model.noise**2, 0.0, 0.0, 0.0)
@@ -240,6 +303,24 @@ def bayes_risk_pos_mc(model:SLRModel, # SpikedSLR or MaxSLR
         Monte Carlo sequences
     seed : default 0
         int or numpy Generator
+
+    Returns
+    -------
+    tuple
+        tuple (mean, standard error) of the Monte Carlo Bayes risk
+
+    See Also
+    --------
+    bayes_risk_pos
+    positional_risk_mc
+
+    Examples
+    --------
+    >>> from attnstat.slr import SpikedSLR, bayes_risk_pos, bayes_risk_pos_mc
+    >>> model = SpikedSLR(3, 2.0, prior=[0.6, 0.3, 0.1])
+    >>> mc, se = bayes_risk_pos_mc(model, n=20_000, seed=1)
+    >>> round(mc, 2), bool(abs(mc - bayes_risk_pos(model).risk) < 3 * se)
+    (0.29, True)
     """
     # the posterior of a positional model is its own: the same estimator serves
     from attnstat.slr.population import bayes_risk_mc
@@ -310,6 +391,30 @@ def softmax_bias_terms(model:SpikedSLR, # spiked-SLR model (prior and per-positi
         s-step of the Laplace identity
     accuracy : bool, default True
         refinement estimate of the accuracy
+
+    Returns
+    -------
+    LaplaceTerms
+        LaplaceTerms: A = E sigma_eps and B = E ||sigma||^2 averaged over the lengths, their
+        refinement errors, and the per-position parts of the last length
+
+    See Also
+    --------
+    softmax_bias_risk
+    laplace_terms
+    linear_pos_terms
+
+    Examples
+    --------
+    >>> import math
+    >>> import numpy as np
+    >>> from attnstat.slr import SpikedSLR, softmax_bias_terms
+    >>> model = SpikedSLR(3, 2.0, prior=[0.6, 0.3, 0.1]); lp = np.log(model.prior_of(3))
+    >>> t = softmax_bias_terms(model, math.sqrt(2), 2.0, b=lp - lp[0])   # bias = log prior
+    >>> print(f"{t.A:.6f} {t.B:.6f}")                                    # the posterior: A = B
+    0.712565 0.712565
+    >>> np.round(t.A_pos, 4)                       # E[sigma_j | eps = j]: largest where pi is
+    array([0.7981, 0.6413, 0.413 ])
     """
     _check_planted(model, "softmax_bias_terms")
     m_k = check_real("m_k", m_k)
@@ -359,6 +464,28 @@ def softmax_bias_risk(model:SpikedSLR, # spiked-SLR model
         per-position gains (None: 1)
     **kw
         passed to softmax_bias_terms (n, ds, accuracy)
+
+    Returns
+    -------
+    PositionalRisk
+        PositionalRisk: risk, excess, err (quadrature refinement), A, B and method 'laplace'
+
+    See Also
+    --------
+    softmax_bias_terms
+    optimal_softmax_bias
+    positional_risk_mc
+
+    Examples
+    --------
+    >>> import math
+    >>> import numpy as np
+    >>> from attnstat.slr import SpikedSLR, softmax_bias_risk
+    >>> model = SpikedSLR(3, 2.0, prior=[0.6, 0.3, 0.1]); lp = np.log(model.prior_of(3))
+    >>> r_b = softmax_bias_risk(model, math.sqrt(2), 2.0, 1.0, 1.0, b=lp - lp[0])
+    >>> r_0 = softmax_bias_risk(model, math.sqrt(2), 2.0, 1.0, 1.0)        # no bias
+    >>> print(f"{r_b.risk:.6f} {r_0.risk:.6f}", r_b.method)   # with b = log pi: the Bayes risk
+    0.287435 0.352423 laplace
     """
     m_v = check_real("m_v", m_v)
     q_v = check_real("q_v (at least m_v**2)", q_v, lo=m_v * m_v * (1 - 1e-12) - 1e-14)
@@ -367,6 +494,11 @@ def softmax_bias_risk(model:SpikedSLR, # spiked-SLR model
     return PositionalRisk(
         model.noise**2 + ex, ex, 2 * abs(m_v) * t.err_A + q_v * t.err_B, t.A, t.B, "laplace"
     )
+
+# %% ../../nbs/01f_slr_positional.ipynb #pmc-cost
+def _pos_mc_seconds(n, L):
+    "CPU seconds of positional_risk_mc (one core: 1.5e-7 s per sequence and token; 0.7-1.4x)."
+    return 1e-3 + 1.5e-7 * n * L
 
 # %% ../../nbs/01f_slr_positional.ipynb #dfd611b9
 _WEIGHTS = {"softmax": (("gain", "nu", 1.0), ("b", "bias", 0.0)),    # softmax(gain chi + b)
@@ -438,12 +570,36 @@ def positional_risk_mc(model:SLRModel, # SpikedSLR or MaxSLR (positional or not)
         int (common random numbers)
     per_sample : bool, default False
         also return the per-sample (sigma_eps, ||sigma||^2,
+
+    Returns
+    -------
+    tuple
+        tuple (mean, standard error) of the risk; with per_sample=True a third item, the per-sample
+        arrays (sigma_eps, ||sigma||^2, squared error)
+
+    See Also
+    --------
+    softmax_bias_risk
+    linear_pos_risk
+    positional_empirical_risk
+
+    Examples
+    --------
+    >>> import math
+    >>> import numpy as np
+    >>> from attnstat.slr import SpikedSLR, positional_risk_mc, softmax_bias_risk
+    >>> model = SpikedSLR(3, 2.0, prior=[0.6, 0.3, 0.1]); b = np.log([1.0, 0.5, 1 / 6])
+    >>> M, Q = [[math.sqrt(2), 0.0], [0.0, 1.0]], [[2.0, 0.0], [0.0, 1.0]]
+    >>> mc, se = positional_risk_mc(model, "softmax", M, Q, b=b, n=20_000, seed=0)
+    >>> th = softmax_bias_risk(model, math.sqrt(2), 2.0, 1.0, 1.0, b=b).risk
+    >>> round(mc, 2), bool(abs(mc - th) < 3 * se)
+    (0.28, True)
     """
     _check_model(model); kind = _check_kind(kind)
     M = check_array("M", M, shape=(2, 2)); Q = check_array("Q", Q, shape=(2, 2))
     C = cov_sqrt(Q - M @ M.T, name="Q - M M^T"); n = check_int("n", n, lo=2)
     check_memory("n", 8.0 * 3 * n)
-    check_seconds("n", 2.5e-7 * n * model.L_max)   # measured: 0.38 us per sequence at L = 3
+    check_seconds("n", _pos_mc_seconds(n, model.L_max))
     tables = _weight_tables(model, kind, b, gain, w, beta)
     per_sample = _check_bool("per_sample", per_sample); as_generator(seed)
     a_s, b_s, e_s = [], [], []
@@ -573,6 +729,7 @@ def _minimise_bias(AB, x0, nb, ng):
     bounds = (
         [(math.log(1e-4), math.log(100.0)), (0.0, 50.0)] + [(-30.0, 30.0)] * nb + [(-5.0, 5.0)] * ng
     )
+    from scipy import optimize
     res = optimize.minimize(obj, th0, method="L-BFGS-B", bounds=bounds,
                             options={"ftol": 1e-14, "gtol": 1e-8, "maxiter": 1000})
     lo_b, hi_b = np.array([q[0] for q in bounds]), np.array([q[1] for q in bounds])
@@ -614,6 +771,29 @@ def optimal_softmax_bias(model:SLRModel, # SpikedSLR (Laplace) or MaxSLR (Monte 
         Monte Carlo seed (common random numbers)
     x0 : default None
         starting (m_k, r_k); default (c_nu, 0)
+
+    Returns
+    -------
+    PositionalOptimum
+        PositionalOptimum: risk, excess, err, the optimal overlaps m_k, q_k, m_v, q_v, bias b and
+        gains (gauge b_1 = 0, theta_1 = 1), method, converged and n_eval
+
+    See Also
+    --------
+    softmax_bias_risk
+    optimal_linear_pos
+    bayes_risk_pos
+
+    Examples
+    --------
+    >>> import math
+    >>> from attnstat.slr import SpikedSLR, bayes_risk_pos, optimal_softmax_bias
+    >>> model = SpikedSLR(2, 1.0, prior=[0.7, 0.3])
+    >>> o = optimal_softmax_bias(model)
+    >>> print(o.converged, o.method, f"{o.b[1]:.4f} {math.log(0.3 / 0.7):.4f}")  # learns log pi
+    True laplace -0.8473 -0.8473
+    >>> print(f"{o.risk:.6f} {bayes_risk_pos(model).risk:.6f}")      # and reaches the Bayes risk
+    0.283378 0.283378
     """
     _check_model(model); L = model.L_max
     bias, gain = _check_bool("bias", bias), _check_bool("gain", gain)
@@ -660,6 +840,23 @@ def linear_pos_terms(model:SpikedSLR, # spiked-SLR model
         positional offsets (None: 1)
     beta : default None
         positional slopes (None: 1)
+
+    Returns
+    -------
+    tuple
+        tuple (A, B) of floats: E sigma_eps and E ||sigma||^2
+
+    See Also
+    --------
+    linear_pos_risk
+    softmax_bias_terms
+
+    Examples
+    --------
+    >>> from attnstat.slr import SpikedSLR, linear_pos_terms
+    >>> A, B = linear_pos_terms(SpikedSLR(3, 2.0, prior=[0.6, 0.3, 0.1]), 1.0, 1.0)   # w = beta = 1
+    >>> print(f"{A:.4f} {B:.4f}")                   # A = 1 + sqrt(2)
+    2.4142 10.8284
     """
     _check_planted(model, "linear_pos_terms")
     m_k = check_real("m_k", m_k)
@@ -703,6 +900,26 @@ def linear_pos_risk(model:SpikedSLR, # spiked-SLR model
         positional offsets (None: 1)
     beta : default None
         positional slopes (None: 1)
+
+    Returns
+    -------
+    PositionalRisk
+        PositionalRisk: risk, excess, err (0: closed form), A, B and method 'closed form'
+
+    See Also
+    --------
+    linear_pos_terms
+    optimal_linear_pos
+    softmax_bias_risk
+
+    Examples
+    --------
+    >>> from attnstat.slr import SpikedSLR, linear_pos_risk, optimal_linear_pos
+    >>> model = SpikedSLR(3, 2.0, prior=[0.6, 0.3, 0.1])
+    >>> o = optimal_linear_pos(model)
+    >>> r = linear_pos_risk(model, 1.0, 1.0, 1.0, 1.0, w=o.w, beta=o.beta)
+    >>> print(f"{r.risk:.6f} {o.risk:.6f}", r.method)
+    0.386321 0.386321 closed form
     """
     A, B = linear_pos_terms(model, m_k, q_k, w, beta)
     m_v = check_real("m_v", m_v)
@@ -750,6 +967,28 @@ def optimal_linear_pos(model:SpikedSLR, # spiked-SLR model (any length law)
         spiked-SLR model (any length law)
     shared : bool, default False
         one (w, beta) for every position (the package's linear
+
+    Returns
+    -------
+    LinearOptimum
+        LinearOptimum: risk, excess, the offsets w and slopes beta by position, m_v and shared
+
+    See Also
+    --------
+    linear_pos_closed_form
+    linear_pos_risk
+    optimal_softmax_bias
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnstat.slr import SpikedSLR, optimal_linear_pos
+    >>> model = SpikedSLR(3, 2.0, prior=[0.6, 0.3, 0.1])
+    >>> o, s = optimal_linear_pos(model), optimal_linear_pos(model, shared=True)
+    >>> print(f"{o.risk:.4f} {s.risk:.4f}")         # positional weights beat shared ones
+    0.3863 0.4615
+    >>> np.round(o.w, 4), np.round(o.beta, 4)
+    (array([0.4054, 0.2113, 0.0847]), array([0.2293, 0.2091, 0.1079]))
     """
     _check_planted(model, "optimal_linear_pos"); shared = _check_bool("shared", shared)
     L = model.L_max; d = 2 if shared else 2 * L
@@ -775,10 +1014,31 @@ def linear_pos_closed_form(model:SpikedSLR, # spiked-SLR model with a fixed leng
     ----------
     model : SpikedSLR
         spiked-SLR model with a fixed length
+
+    Returns
+    -------
+    float
+        float: the optimal risk of linear attention with positional weights
+
+    See Also
+    --------
+    optimal_linear_pos
+
+    Examples
+    --------
+    >>> from attnstat.slr import SpikedSLR, linear_pos_closed_form, optimal_linear_pos
+    >>> model = SpikedSLR(3, 2.0, prior=[0.6, 0.3, 0.1])
+    >>> print(f"{linear_pos_closed_form(model):.6f} {optimal_linear_pos(model).risk:.6f}")
+    0.386321 0.386321
     """
     _check_planted(model, "linear_pos_closed_form", fixed_length=True)
     pi, nu = model.prior_of(model.L_max), model.nu_of(model.L_max)
     return float(model.noise**2 + np.sum(pi * (1 - pi) / (1 + nu * pi * (1 - pi))))
+
+# %% ../../nbs/01f_slr_positional.ipynb #pe-cost
+def _pos_empirical_seconds(n, L, D):
+    "CPU seconds of positional_empirical_risk (one core: n L D entries, n L weights; 0.9-1.1x)."
+    return 1e-3 + 2.5e-8 * n * L * D + 2.5e-7 * n * L
 
 # %% ../../nbs/01f_slr_positional.ipynb #523a0967
 def positional_empirical_risk(model:SLRModel, # SpikedSLR or MaxSLR
@@ -818,11 +1078,33 @@ def positional_empirical_risk(model:SLRModel, # SpikedSLR or MaxSLR
         sequences per batch (memory batch * L_max * D floats)
     **weights
         b, gain (softmax) or w, beta (linear)
+
+    Returns
+    -------
+    tuple
+        tuple (mean, standard error) of the squared error on fresh sequences
+
+    See Also
+    --------
+    positional_risk_mc
+    simulate_erm_bias
+
+    Examples
+    --------
+    >>> import math
+    >>> import numpy as np
+    >>> from attnstat.slr import SpikedSLR, positional_empirical_risk, softmax_bias_risk, teacher
+    >>> model = SpikedSLR(3, 2.0, prior=[0.6, 0.3, 0.1]); b = np.log([1.0, 0.5, 1 / 6])
+    >>> ks, vs = teacher(20, seed=0)
+    >>> mc, se = positional_empirical_risk(model, "softmax", math.sqrt(2) * ks, vs, ks, vs,
+    ...                                    n=2_000, seed=0, b=b)
+    >>> th = softmax_bias_risk(model, math.sqrt(2), 2.0, 1.0, 1.0, b=b).risk
+    >>> bool(abs(mc - th) < 3 * se)
+    True
     """
     _check_model(model); kind = _check_kind(kind)
     n = check_int("n", n, lo=2); batch = check_int("batch", batch, lo=1)
-    # measured: 5e-8 s per sequence, token and dimension (D = 8)
-    check_seconds("n", 6e-8 * n * model.L_max * len(np.atleast_1d(k)))
+    check_seconds("n", _pos_empirical_seconds(n, model.L_max, len(np.atleast_1d(k))))
     vecs = {"k_star": k_star, "k": k, "v": v, "v_star": v_star}
     k_star, k, v, v_star = [check_array(name, a, ndim=1) for name, a in vecs.items()]
     D = len(k_star)
@@ -862,6 +1144,30 @@ def erm_bias_objective(theta, # (2D + L - 1,) the concatenation (k, v, b_2..b_L)
         (N, L) bool, True on real tokens
     lam : float
         ridge strength on k and v
+
+    Returns
+    -------
+    tuple
+        tuple (value, gradient): the objective (float) and its gradient (2D + L - 1,) in (k, v,
+        b_2..b_L)
+
+    See Also
+    --------
+    simulate_erm_bias
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnstat.slr import SpikedSLR, erm_bias_objective, teacher
+    >>> model = SpikedSLR(3, 2.0, prior=[0.6, 0.3, 0.1])
+    >>> ks, vs = teacher(4, seed=0); data = model.sample(5, 4, seed=0)
+    >>> th = np.concatenate([ks, vs, [0.0, 0.0]])                   # (k, v, b_2, b_3)
+    >>> f, g = erm_bias_objective(th, data.X, data.y, data.mask, 0.1)
+    >>> e = np.eye(10)[8]; h = 1e-6
+    >>> fd = (erm_bias_objective(th + h * e, data.X, data.y, data.mask, 0.1)[0]
+    ...       - erm_bias_objective(th - h * e, data.X, data.y, data.mask, 0.1)[0]) / (2 * h)
+    >>> print(f"{f:.4f} {g[8]:.6f} {fd:.6f}")       # the gradient in b_2 and its finite difference
+    6.6369 0.376461 0.376461
     """
     X = check_array("X", X, ndim=3); N, L, D = X.shape
     if min(N, L, D) < 1:
@@ -970,6 +1276,28 @@ def simulate_erm_bias(model:SpikedSLR, # spiked-SLR model with a fixed length
         fresh test sequences
     maxiter : int, default 3000
         L-BFGS iterations at most
+
+    Returns
+    -------
+    ERMBiasResult
+        ERMBiasResult: the run (alpha, D, lam, seed), learned bias b, overlaps m_k, q_k, m_v, q_v,
+        train_loss, test_error with test_se, converged and n_iter
+
+    See Also
+    --------
+    replica_erm_bias
+    erm_bias_objective
+    optimal_softmax_bias
+
+    Examples
+    --------
+    >>> from attnstat.slr import SpikedSLR, simulate_erm_bias
+    >>> model = SpikedSLR(3, 2.0, prior=[0.6, 0.3, 0.1])
+    >>> r = simulate_erm_bias(model, 20, 10, lam=0.1, seed=0, n_test=2_000)
+    >>> r.converged, r.b.shape, float(r.b[0])      # gauge b_1 = 0
+    (True, (3,), 0.0)
+    >>> bool(r.b[2] < r.b[1] < 0), round(r.test_error, 1)   # the bias favours the likely positions
+    (True, 0.4)
     """
     _check_model(model)
     if model.variable_length:
@@ -982,7 +1310,8 @@ def simulate_erm_bias(model:SpikedSLR, # spiked-SLR model with a fixed length
         raise ParameterTypeError(f"init must be 'informed' or 'random', got {type(init).__name__}")
     init = check_choice("init", init, ("informed", "random"))
     n_test = check_int("n_test", n_test, lo=2)
-    check_seconds("n_test, D", 6e-8 * n_test * model.L_max * D)   # as positional_empirical_risk
+    # the test error (as positional_empirical_risk); the fit's iterations are not known in advance
+    check_seconds("n_test, D", _pos_empirical_seconds(n_test, model.L_max, D))
     seed_i = check_int("seed", seed, lo=0)
     L = model.L_max; N = max(1, round(min(alpha * D, 1e18)))
     check_memory("N * L * D (N = alpha D samples)", 8.0 * 2 * N * L * D)
@@ -992,6 +1321,7 @@ def simulate_erm_bias(model:SpikedSLR, # spiked-SLR model with a fixed length
     c = math.sqrt(float(np.mean(model.nu_of(L))))
     if init == "informed": th0 = np.concatenate([c * ks, vs, np.zeros(L - 1)])
     else: th0 = np.concatenate([0.1 * as_generator(r_init).standard_normal(2 * D), np.zeros(L - 1)])
+    from scipy import optimize
     res = optimize.minimize(
         _erm_bias_objective,
         th0,
@@ -1081,6 +1411,29 @@ def bias_gradient(model:SpikedSLR, # spiked-SLR model (fixed length)
         ReplicaResult of replica_erm at a BiasedSoftmax, solved on `sample`
     sample
         the ChannelSample it was solved on
+
+    Returns
+    -------
+    np.ndarray
+        float array (L,): the envelope gradient d(energy)/db per position (sums to 0)
+
+    See Also
+    --------
+    replica_erm_bias
+    attnstat.slr.replica.replica_erm
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnstat.slr import BiasedSoftmax, SpikedSLR, bias_gradient
+    >>> from attnstat.slr import channel_samples, replica_erm
+    >>> model = SpikedSLR(2, 2.0, prior=[0.7, 0.3])
+    >>> S = channel_samples(model, 256, 7, "mc", 1)[0]
+    >>> r = replica_erm(model, BiasedSoftmax([0.0, np.log(3 / 7)]), 10.0, 1.0, sample=S,
+    ...                 options={"diagnostics": False, "test_method": "monte carlo"})
+    >>> g = bias_gradient(model, r, S)
+    >>> g.shape, bool(abs(g.sum()) < 1e-12), bool(g[1] < 0)    # a shift of b changes nothing
+    ((2,), True, True)
     """
     from attnstat.slr.replica import ChannelSample, ReplicaResult
     _check_planted(model, "bias_gradient", fixed_length=True)
@@ -1227,6 +1580,29 @@ def replica_erm_bias(model:SpikedSLR, # spiked-SLR model (fixed length; prior, n
         Newton steps at most per randomisation
     **kw
         passed to replica_erm
+
+    Returns
+    -------
+    ReplicaBiasResult
+        ReplicaBiasResult: alpha, lam, the learned bias b with b_se, test_error with test_error_se,
+        the mean overlaps, grad, energy, converged, n_outer and the inner results
+
+    See Also
+    --------
+    simulate_erm_bias
+    bias_gradient
+    optimal_softmax_bias
+
+    Examples
+    --------
+    >>> import math
+    >>> from attnstat.slr import SpikedSLR, replica_erm_bias
+    >>> model = SpikedSLR(2, 2.0, prior=[0.7, 0.3])
+    >>> r = replica_erm_bias(model, 10.0, 1.0, n_mc=256, n_rand=1, seed=0, gtol=1e-3)
+    >>> r.converged, float(r.b[0]), bool(math.log(0.3 / 0.7) < r.b[1] < 0)   # shrunk towards 0
+    (True, 0.0, True)
+    >>> round(r.test_error, 2)
+    0.28
     """
     from attnstat.slr.replica import channel_samples
     _check_planted(model, "replica_erm_bias", fixed_length=True)
@@ -1287,6 +1663,32 @@ def bias_risk_grad(Wt, # (4, 2) reduced weights [M^T; C^(1/2)] (dynamics.reduced
         dynamics.Draws of the positional model (dyn_draws(..., qmc=False))
     lam : float, default 0.0
         ridge on k and v (none on b)
+
+    Returns
+    -------
+    BiasRiskGrad
+        BiasRiskGrad: the half risk r with its standard error err, grad_W (4, 2) and grad_b (L,)
+
+    See Also
+    --------
+    bias_flow
+    attnstat.slr.dynamics.dyn_draws
+
+    Examples
+    --------
+    >>> import math
+    >>> import numpy as np
+    >>> from attnstat.slr import SpikedSLR, bias_risk_grad, dyn_draws, reduced_weights
+    >>> model = SpikedSLR(3, 2.0, prior=[0.6, 0.3, 0.1]); lp = np.log(model.prior_of(3))
+    >>> d = dyn_draws(model, 20_000, 1, qmc=False)
+    >>> W = reduced_weights(np.diag([math.sqrt(2), 1.0]), np.zeros((2, 2)))   # the Bayes point
+    >>> g_opt, g_0 = bias_risk_grad(W, lp - lp[0], d), bias_risk_grad(W, np.zeros(3), d)
+    >>> print(f"{2 * g_opt.r:.2f} {2 * g_0.r:.2f}")     # risk with the bias log pi, and without
+    0.28 0.34
+    >>> bool(np.abs(g_opt.grad_b).max() < 1e-3), bool(np.abs(g_0.grad_b).max() > 1e-2)
+    (True, True)
+    >>> bool(abs(g_0.grad_b.sum()) < 1e-12)           # the gauge zero mode
+    True
     """
     from attnstat.slr.dynamics import Draws
     if not isinstance(draws, Draws) or draws.G is None:
@@ -1307,6 +1709,11 @@ def bias_risk_grad(Wt, # (4, 2) reduced weights [M^T; C^(1/2)] (dynamics.reduced
         gW,
         np.mean(u * e[:, None], 0),
     )
+
+# %% ../../nbs/01f_slr_positional.ipynb #flow-cost
+def _bias_flow_seconds(n_steps, n_rep, n_mc, L):
+    "CPU seconds of bias_flow (one core: 2.3e-7 s per step, sequence and token; measured 0.9-1.2x)."
+    return 1e-3 + 2.3e-7 * (n_steps + 1) * n_rep * n_mc * L
 
 # %% ../../nbs/01f_slr_positional.ipynb #b1b2c3d8
 @dataclass
@@ -1385,6 +1792,29 @@ def bias_flow(model:SpikedSLR, # spiked-SLR model (fixed length; prior allowed)
         int or numpy Generator
     n_out : int, default 41
         points of the output grid
+
+    Returns
+    -------
+    BiasTrajectory
+        BiasTrajectory: times t, overlaps (T, 7) and bias b (T, L) with their spreads, risk with
+        risk_err, grad_norm, dt, n_mc and n_rep
+
+    See Also
+    --------
+    gd_bias_simulation
+    bias_risk_grad
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnstat.slr import SpikedSLR, bias_flow
+    >>> model = SpikedSLR(3, 2.0, prior=[0.6, 0.3, 0.1])
+    >>> start = (np.diag([0.3, 0.3]), np.diag([0.25, 0.25]), np.zeros(3))    # (M, C, b)
+    >>> tr = bias_flow(model, start, t_max=1.0, dt=0.25, n_mc=2_000, n_rep=2, seed=1, n_out=5)
+    >>> tr.t.tolist(), np.round(tr.risk, 2)
+    ([0.0, 0.25, 0.5, 0.75, 1.0], array([0.87, 0.81, 0.76, 0.71, 0.67]))
+    >>> bool(np.all(tr.b[:, 0] == 0) and tr.b[-1, 2] < tr.b[-1, 1] < 0)   # lower where pi is
+    True
     """
     from attnstat.slr.dynamics import dyn_draws, reduced_weights, overlaps_of
     _check_model(model)
@@ -1400,8 +1830,8 @@ def bias_flow(model:SpikedSLR, # spiked-SLR model (fixed length; prior allowed)
     if not (isinstance(start, (tuple, list)) and len(start) == 3):
         raise ValueError(f"start must be a triple (M (2, 2), C (2, 2), b ({L},)), got "
                          f"{start!r:.60}")
-    # measured: about 5e-7 s per step, sequence and token
-    check_seconds("t_max / dt, n_mc, n_rep", (min(t_max / dt, 1e15) + 1) * n_rep * n_mc * L * 1e-6)
+    check_seconds("t_max / dt, n_mc, n_rep",
+                  _bias_flow_seconds(min(t_max / dt, 1e15), n_rep, n_mc, L))
     M0, C0, b0 = start
     M0 = check_array("start M", M0, shape=(2, 2))
     C0 = check_array("start C", C0, shape=(2, 2))
@@ -1429,6 +1859,11 @@ def bias_flow(model:SpikedSLR, # spiked-SLR model (fixed length; prior allowed)
     )
     (o, oe), (bm, be), (r, re) = ms(np.array(OV)), ms(np.array(BB)), ms(np.array(RR))
     return BiasTrajectory(rec * dt, o, oe, bm, be, r, re, float(np.mean(GN)), dt, n_mc, n_rep)
+
+# %% ../../nbs/01f_slr_positional.ipynb #gd-cost
+def _gd_bias_seconds(n_steps, n_seeds, batch, L, D):
+    "CPU seconds of gd_bias_simulation (one core; per step: B L D entries, B L scores; 0.9-1.1x)."
+    return n_steps * n_seeds * (2e-5 + 2.5e-8 * batch * L * D + 5e-7 * batch * L)
 
 # %% ../../nbs/01f_slr_positional.ipynb #b1b2c3d9
 @dataclass
@@ -1503,6 +1938,30 @@ def gd_bias_simulation(model:SpikedSLR, # spiked-SLR model (fixed length; prior 
         int seed
     n_out : int, default 41
         points of the output grid
+
+    Returns
+    -------
+    BiasSimResult
+        BiasSimResult: times t, overlaps (S, T, 7) and bias b (S, T, L) per seed, the start overlaps
+        M0, C0, and D, batch, dt
+
+    See Also
+    --------
+    bias_flow
+    simulate_erm_bias
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnstat.slr import SpikedSLR, gd_bias_simulation
+    >>> model = SpikedSLR(3, 2.0, prior=[0.6, 0.3, 0.1])
+    >>> sim = gd_bias_simulation(model, 20, t_max=1.0, dt=0.25, batch=200, n_seeds=2, seed=0,
+    ...                          n_out=5)
+    >>> sim.overlaps.shape, sim.b.shape, sim.M0.shape      # (seeds, times, ...)
+    ((2, 5, 7), (2, 5, 3), (2, 2, 2))
+    >>> m_k = sim.overlaps[..., 0]                    # m_k grows along the path
+    >>> bool(np.all(sim.b[..., 0] == 0)), bool(np.all(m_k[:, -1] > m_k[:, 0]))
+    (True, True)
     """
     from attnstat.slr.dynamics import overlaps_of
     _check_model(model)
@@ -1515,9 +1974,8 @@ def gd_bias_simulation(model:SpikedSLR, # spiked-SLR model (fixed length; prior 
     n_out = check_int("n_out", n_out, lo=2, hi=10**6); n_seeds = check_int("n_seeds", n_seeds, lo=1)
     lam = check_real("lam", lam, lo=0.0, hi=1e100)
     m0 = check_real("m0", m0, lo=-1e6, hi=1e6); q0 = check_real("q0", q0, lo=0.0, hi=1e6)
-    check_seconds(
-        "t_max / dt, batch, n_seeds", min(t_max / dt, 1e15) * n_seeds * (2e-5 + 2e-8 * B * L * D)
-    )  # per step: overhead + batch work
+    check_seconds("t_max / dt, batch, n_seeds",
+                  _gd_bias_seconds(min(t_max / dt, 1e15), n_seeds, B, L, D))
     n_steps = round(t_max / dt)
     rec = np.unique(np.round(np.linspace(0, n_steps, n_out)).astype(int))
     OV, BB, M0s, C0s = [], [], [], []
