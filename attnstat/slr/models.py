@@ -13,8 +13,7 @@ import numpy as np
 from ..core import check_real, check_int, as_generator, spawn, check_array, check_memory
 
 # %% auto #0
-__all__ = ['parse_lengths', 'teacher', 'Projections', 'SLRData', 'SLRModel', 'check_model',
-           'SpikedSLR', 'MaxSLR']
+__all__ = ['parse_lengths', 'teacher', 'Projections', 'SLRData', 'SLRModel', 'check_model', 'SpikedSLR', 'MaxSLR']
 
 # %% ../../nbs/01a_slr_models.ipynb #ca4c2886
 def parse_lengths(L, # an int >= 1 or a dict {length: probability}
@@ -672,8 +671,10 @@ def check_model(model, # the value to check
     base = _Routes._draw_chi_eps
     concrete = isinstance(model, SLRModel) and type(model)._draw_chi_eps is not base
     if not concrete:
+        # a model of another family names the functions that answer for it (`single_head_api`)
+        hint = getattr(type(model), "single_head_api", "")
         raise TypeError(f"{name} must be a SpikedSLR or MaxSLR (a concrete SLRModel), "
-                        f"got {type(model).__name__}")
+                        f"got {type(model).__name__}" + (f"; for it use {hint}" if hint else ""))
     nu = model.nu_pos if model.nu_pos is not None else {model.L_max: np.array([model.nu])}
     for v in nu.values():
         for x in v: check_real(f"{name}.nu", x, lo=0.0, allow_inf=model._nu_may_be_inf)
