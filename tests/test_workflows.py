@@ -135,3 +135,46 @@ def test_reproduce_estimate_within_a_factor_two(tmp_path):
     est = float(re.search(r"about (\d+) s", lines[0]).group(1))
     assert [r["figure"] for r in rows] and (tmp_path / "fig-mehler.png").is_file()
     assert 0.5 <= est / wall <= 2.0, f"estimate {est:.0f} s, run {wall:.0f} s: {lines[0]}"
+
+def test_reproduce_quick_only_label_keeps_the_visual_code(tmp_path):
+    "`attnstat reproduce --quick --only <label>` writes a recipe's files, drawn legibly in the book's visual code (issue 32)."
+    r = subprocess.run([sys.executable, "-m", "attnstat.cli", "reproduce", "--quick", "--only", "fig-reproduce-attention-vs-ridge",
+                        "--out", str(tmp_path), "--no-progress"], capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert r.returncode == 0, r.stderr[-2000:]
+    for ext in ("csv", "png", "pdf"): assert (tmp_path / f"attention_vs_ridge-quick.{ext}").stat().st_size > 1000
+    from attnstat.book.figures import FIGURES, draw_figure, load_rows
+    from attnstat.book.style import MIN_TEXT_PX, smallest_text_px
+    recipe = FIGURES["attention_vs_ridge"]
+    rows = load_rows("attention_vs_ridge", tmp_path, quick=True)
+    assert len(rows) == len(recipe.points(True))
+    fig = draw_figure(recipe, rows, quick=True)
+    assert smallest_text_px(fig) >= MIN_TEXT_PX - 0.05
+    styles = {l.get_linestyle() for ax in fig.axes for l in ax.get_lines()}
+    assert not styles & {":", "-."}, styles   # converged deterministic equivalents: solid, never a verdict's style
+    first = min((x for x in rows if x["kind"] == "theory" and x["phi"] == 0.0), key=lambda x: x["snr"])
+    assert f"attention (blue) falls from {first['E_attn']:.2f}" in recipe.alt(rows)   # the alt text from the rows
+
+def test_error_vs_alpha_panel_draws_verdicts_and_breaks_the_bayes_jump():
+    "Replica rows in their status's line style (no verdict: undetermined; failed: a grey cross); the Bayes line broken at its jump."
+    from matplotlib.figure import Figure
+    from attnstat.book.figures import BAYES_JUMP_ALPHA, FIGURES
+    base = dict(L=3, nu=2.0, noise=0.0, D=0, trial=0, lam=0.1, n_mc=100, error_se=0.01)
+    alphas = [0.5, 1.0, 2.0, 4.0, 8.0, 16.0]
+    verdicts = ["unstable", "unstable", "undetermined", None, "stable", "stable"]   # None: the solver failed at alpha = 4
+    rows = [dict(base, kind="replica", activation="softmax", alpha=a, error=1.0 / (1 + a), converged=v is not None, stability=v)
+            for a, v in zip(alphas, verdicts)]
+    rows += [dict(base, kind="replica", activation="linear", alpha=a, error=1.2 / (1 + a), converged=True) for a in alphas]  # no column
+    rows += [dict(base, kind="bayes", activation="bayes", alpha=a, error=e, converged=True)
+             for a, e in zip(alphas, (0.9, 0.7, 0.4, 0.38, 0.37, 0.36))]
+    ax = Figure(figsize=(7, 5.8)).add_subplot()
+    FIGURES["error_vs_alpha"].panel(ax, rows, lam=0.1)
+    lines = ax.get_lines()
+    drawn = [l for l in lines if l.get_linestyle() != "None"]   # not the error-bar caps and simulation markers
+    soft = [l for l in drawn if l.get_color() == "C0"]
+    assert [(l.get_linestyle(), list(l.get_xdata())) for l in soft] == [(":", [0.5, 1.0, 2.0]), ("-", [8.0, 16.0])]
+    cross = [l for l in lines if l.get_marker() == "x"]
+    assert len(cross) == 1 and list(cross[0].get_xdata()) == [4.0] and cross[0].get_linestyle() == "None"
+    assert {l.get_linestyle() for l in drawn if l.get_color() == "C1"} == {"-."}   # converged, no verdict recorded
+    bayes = [l for l in drawn if l.get_color() == "k"]
+    assert len(bayes) == 2 and max(bayes[0].get_xdata()) <= BAYES_JUMP_ALPHA < min(bayes[1].get_xdata())
+    assert ax.get_legend() is not None and "replica, softmax, RS-unstable" in [t.get_text() for t in ax.get_legend().get_texts()]

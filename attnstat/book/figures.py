@@ -9,22 +9,27 @@ calls `reproduce_book`."""
 from __future__ import annotations
 import math, os, sys, tempfile, time
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
+from types import MappingProxyType
 from collections.abc import Callable
 import numpy as np
 import matplotlib, matplotlib.ticker
 from matplotlib.figure import Figure
 from ..core import check_choice, check_int, ParameterTypeError
 from ..sweep import run_sweep
+from .style import (COINCIDENT_STYLE, REFERENCE_STYLE, STATUS_LABELS, Status, alt_text,
+                                 as_status, legend_below, legible, plot_theory, status_runs)
 
 # %% auto #0
-__all__ = ['FIGURES', 'QUICK_STAMP', 'RISK_ACTIVATIONS', 'FIG_LABEL', 'FIG_CAP', 'BOOK_MARKER',
-           'KERNEL_MODULES', 'THREAD_VARS', 'BACKEND_START', 'KERNEL_START', 'KERNEL_STOP',
-           'JUPYTER_IMPORT', 'DEFAULT_CHAPTER_SECONDS', 'TIMES_NAME', 'REFERENCE_CALIBRATION',
-           'FigureRecipe', 'register_figure', 'get_figure', 'stamp_quick', 'figure_paths',
-           'panels_by_control', 'draw_figure', 'reproduce_figure', 'reproduce', 'summary_table',
-           'interactive_figure', 'load_rows', 'risk_vs_nu_point', 'attention_vs_ridge_point',
-           'error_vs_alpha_point', 'packaged_notebooks', 'notebooks_folder', 'recipe_of',
+__all__ = ['FIGURES', 'QUICK_STAMP', 'RISK_ACTIVATIONS', 'ACT_STYLE', 'BAYES_JUMP_ALPHA',
+           'EVA_YMAX', 'FIG_LABEL', 'FIG_CAP', 'BOOK_MARKER', 'KERNEL_MODULES', 'THREAD_VARS',
+           'BACKEND_START', 'KERNEL_START', 'KERNEL_STOP', 'JUPYTER_IMPORT',
+           'DEFAULT_CHAPTER_SECONDS', 'TIMES_NAME', 'REFERENCE_CALIBRATION', 'FigureRecipe',
+           'register_figure', 'get_figure', 'stamp_quick', 'figure_paths', 'panels_by_control',
+           'draw_figure', 'reproduce_figure', 'reproduce', 'summary_table', 'interactive_figure',
+           'load_rows', 'risk_vs_nu_point', 'attention_vs_ridge_point', 'error_vs_alpha_point',
+           'replica_row_status', 'packaged_notebooks', 'notebooks_folder', 'recipe_of',
            'book_figures', 'kernel_missing', 'reproduce_chapter', 'calibrate', 'contention',
            'blas_threads', 'reference_times', 'load_times', 'recipe_units', 'chapter_units',
            'estimate_seconds', 'select_figures', 'reproduce_book']
@@ -62,6 +67,10 @@ class FigureRecipe:
         controls(rows) -> {name: list of values} for the interactive figure
     labels : tuple, default ()
         the book figures (cell labels, fig-...) that this recipe draws
+    alt : Callable | None, default None
+        alt(rows) -> the figure's alt text, written from its rows
+    panel_figsize : tuple, default (5.6, 3.6)
+        inches, one frame of the interactive figure
     """
     name: str # registry key, also the file stem
     title: str # figure title
@@ -78,6 +87,8 @@ class FigureRecipe:
     # controls(rows) -> {name: list of values} for the interactive figure
     controls: Callable|None = None
     labels: tuple = () # the book figures (cell labels, fig-...) that this recipe draws
+    alt: Callable|None = None # alt(rows) -> the figure's alt text, written from its rows
+    panel_figsize: tuple = (5.6, 3.6) # inches, one frame of the interactive figure
 
 FIGURES: dict = {}
 
@@ -172,7 +183,8 @@ def draw_figure(recipe:FigureRecipe, # the recipe
                 rows:list, # its rows (from run_sweep or load_rows)
                 quick:bool=False, # stamp it as made with reduced sizes
                ) -> Figure:
-    """Draw a recipe's rows on a new matplotlib Figure (stamped when quick).
+    """Draw a recipe's rows on a new matplotlib Figure (stamped when quick, text legible in the
+    column).
 
     Parameters
     ----------
@@ -187,6 +199,7 @@ def draw_figure(recipe:FigureRecipe, # the recipe
     recipe.plot(fig, rows, quick)
     fig.suptitle(recipe.title + (" [" + QUICK_STAMP + "]" if quick else ""), fontsize=10)
     if quick: stamp_quick(fig)
+    legible(fig)   # every text at least 9 px high in the book's column
     return fig
 
 # %% ../../nbs/05c_figures.ipynb #fg_sav0
@@ -249,8 +262,9 @@ def reproduce_figure(name:str, # registry key
                          cache=paths["csv"], params=params, seed=recipe.seed, progress=progress,
                          desc=name, on_mismatch="restart", fresh=fresh)
         fig = draw_figure(recipe, rows, quick)
-        _save_atomic(fig, paths["png"], dpi=110)
-        _save_atomic(fig, paths["pdf"])
+        # tight: the legend below the axes (legend_below) is part of the image
+        _save_atomic(fig, paths["png"], dpi=110, bbox_inches="tight")
+        _save_atomic(fig, paths["pdf"], bbox_inches="tight")
     seconds = time.perf_counter() - t0
     return {"figure": name, "points": len(pts), "cached": rows.cached,
             "seconds": round(seconds, 2), "files": [str(paths[k]) for k in ("csv", "png", "pdf")],
@@ -330,7 +344,8 @@ def summary_table(rows:list, # the summaries returned by reproduce
 def interactive_figure(name:str, # registry key
                        rows:list, # the rows of the figure (from reproduce_figure's CSV
                                   # or run_sweep)
-                       **kw, # passed to precomputed_figure (dpi, figsize, initial, labels)
+                       **kw, # passed to precomputed_figure (dpi, figsize, initial, labels);
+                             # figsize defaults to the recipe's panel_figsize
                       ):
     """A `precomputed_figure` of a recipe's panel over its controls (works in the static book).
 
@@ -341,14 +356,14 @@ def interactive_figure(name:str, # registry key
     rows : list
         the rows of the figure (from reproduce_figure's CSV or run_sweep)
     **kw
-        passed to precomputed_figure (dpi, figsize, initial, labels)
+        passed to precomputed_figure (dpi, figsize, initial, labels);
     """
     from attnstat.interactive import precomputed_figure
     recipe = get_figure(name)
     if recipe.panel is None:
         raise ValueError(f"name must be a figure with an interactive panel, got {name!r}")
     return precomputed_figure(lambda ax, **c: recipe.panel(ax, rows, **c), recipe.controls(rows),
-                              **kw)
+                              **{"figsize": recipe.panel_figsize, **kw})
 
 def load_rows(name:str, # registry key
               folder="figures", # where reproduce wrote the files
@@ -389,12 +404,25 @@ def load_rows(name:str, # registry key
 
 # %% ../../nbs/05c_figures.ipynb #060d351e
 RISK_ACTIVATIONS = ("softmax", "linear", "erf", "softplus")
-# colour, line style and marker together, so that the curves stay apart in grey print
-_STYLE = {"bayes": {"color": "k", "ls": "--", "lw": 1.2, "marker": ""},
-          "softmax": {"color": "C0", "ls": "-", "marker": "o", "ms": 3},
-          "linear": {"color": "C1", "ls": "-.", "marker": "s", "ms": 3},
-          "erf": {"color": "C2", "ls": ":", "marker": "^", "ms": 3},
-          "softplus": {"color": "C3", "ls": (0, (5, 1)), "marker": "v", "ms": 3}}
+# the book's visual code (attnstat.book.style): colour and a hollow marker name the activation (the
+# same as in the chapters), the line style is the status of a theory curve (solid: trusted)
+ACT_STYLE = MappingProxyType({"softmax": {"color": "C0", "marker": None, "sim": "o"},
+                              "linear": {"color": "C1", "marker": "^", "sim": "s"},
+                              "erf": {"color": "C2", "marker": "v", "sim": "v"},
+                              "softplus": {"color": "C3", "marker": "D", "sim": "D"}})
+
+def _no_rs_words(ax):
+    "Drop ', RS-stable' from the labels of curves that have no RS verdict (a converged quadrature)."
+    suffix = ", " + STATUS_LABELS[Status.STABLE]
+    for h in ax.get_lines():
+        if h.get_label().endswith(suffix): h.set_label(h.get_label()[:-len(suffix)])
+
+def _act_kw(a, every=None):
+    "plot_theory keywords of activation `a`: its colour and its hollow marker on the line."
+    s = ACT_STYLE.get(a, {"color": "0.3", "marker": "x"})
+    if not s["marker"]: return {"color": s["color"]}
+    return {"color": s["color"], "marker": s["marker"], "ms": 5, "mfc": "white",
+            **({"markevery": every} if every else {})}
 
 def risk_vs_nu_point(activation:str, # an SLR activation name, or "bayes"
                      nu:float, # signal strength
@@ -418,11 +446,14 @@ def risk_vs_nu_point(activation:str, # an SLR activation name, or "bayes"
     from attnstat.slr.models import SpikedSLR
     from attnstat.slr.population import optimal_population_risk, bayes_risk
     model = SpikedSLR(L, nu)
-    if activation == "bayes":
+    if activation == "bayes":   # a quadrature: nothing to converge
         r = bayes_risk(model)
-        return {"risk": r.risk, "err": r.err, "method": r.method}
-    r = optimal_population_risk(model, activation, seed=0 if seed is None else seed)
-    return {"risk": r.risk, "err": r.err, "method": r.method}
+        return {"risk": r.risk, "err": r.err, "method": r.method, "converged": True}
+    import warnings
+    with warnings.catch_warnings():   # an optimiser that stops short: the row says so (converged)
+        warnings.simplefilter("ignore")
+        r = optimal_population_risk(model, activation, seed=0 if seed is None else seed)
+    return {"risk": r.risk, "err": r.err, "method": r.method, "converged": bool(r.success)}
 
 def _risk_vs_nu_params(quick):
     nus = list(np.round(np.geomspace(0.25, 16, 6 if quick else 13), 4))
@@ -434,26 +465,72 @@ def _risk_vs_nu_points(quick):
     return [{"activation": a, "nu": float(nu), "L": L}
             for L in p["Ls"] for a in p["activations"] for nu in p["nus"]]
 
-def _risk_vs_nu_panel(ax, rows, L):
-    # Bayes last: softmax reaches it (Nishimori), so draw it on top
-    for a in (*RISK_ACTIVATIONS, "bayes"):
-        sel = sorted((r["nu"], r["risk"]) for r in rows if r["L"] == L and r["activation"] == a)
-        if sel: ax.plot(*zip(*sel), label="Bayes risk" if a == "bayes" else a, **_STYLE[a])
-    ax.set_xscale("log"); ax.set_yscale("log")
-    ax.set_xlabel(r"signal strength $\nu$"); ax.set_ylabel("optimal population risk")
-    ax.set_title(f"spiked SLR, L = {L}", fontsize=9); ax.legend(fontsize=7)
+# %% ../../nbs/05c_figures.ipynb #7293cff5
+def _risk_curves(rows, L) -> dict:
+    "{activation or 'bayes': (nus, risks, statuses)} of one sequence length, sorted by nu."
+    out = {}
+    for a in ("bayes", *RISK_ACTIVATIONS):
+        sel = sorted((r["nu"], r["risk"], r.get("converged") is not False) for r in rows
+                     if r["L"] == L and r["activation"] == a)
+        if sel:   # a row without the column (an older cache) counts as converged
+            out[a] = (np.array([s[0] for s in sel]), np.array([s[1] for s in sel]),
+                      ["stable" if s[2] else "not converged" for s in sel])
+    return out
+
+def _risk_vs_nu_panel(ax, rows, L, legend:bool=True):
+    "One sequence length: each activation's optimal risk against nu, softmax on the Bayes band."
+    c = _risk_curves(rows, L)
+    if "bayes" in c:
+        ax.plot(*c["bayes"][:2], color="k", **COINCIDENT_STYLE, label="Bayes risk (pale band)")
+    for a in RISK_ACTIVATIONS:
+        if a in c: plot_theory(ax, *c[a], label=a, **_act_kw(a))
+    _no_rs_words(ax)
+    ax.set(xscale="log", yscale="log", xlabel=r"signal strength $\nu$",
+           ylabel="optimal population risk", title=f"spiked SLR, L = {L}")
+    if legend: ax.legend(loc="lower left"); legible(ax.figure)
 
 def _risk_vs_nu_controls(rows): return {"L": sorted({r["L"] for r in rows})}
 
 def _risk_vs_nu_plot(fig, rows, quick):
-    panels_by_control(fig, rows, _risk_vs_nu_panel, _risk_vs_nu_controls)
+    panels_by_control(fig, rows, partial(_risk_vs_nu_panel, legend=False), _risk_vs_nu_controls)
+    legend_below(fig, ncol=5)
+
+def _crossing(x, lo, hi):
+    "First x where curve `lo` rises above curve `hi` (None: never)."
+    k = np.nonzero(lo > hi)[0]
+    return None if len(k) == 0 else float(x[k[0]])
+
+def _risk_vs_nu_alt(rows) -> str:
+    "The alt text of the risk-vs-nu figure, written from its rows."
+    Ls = sorted({r["L"] for r in rows}); cs = {L: _risk_curves(rows, L) for L in Ls}
+    nus = cs[Ls[0]]["bayes"][0]
+    gap = max(np.max(np.abs(c["softmax"][1] - c["bayes"][1])) for c in cs.values())
+    top = all(np.all(c["linear"][1] >= np.max([c[a][1] for a in ("erf", "softplus")], 0))
+              for c in cs.values())
+    cross = [(L, _crossing(*cs[L]["softplus"][:2], cs[L]["erf"][1])) for L in Ls]
+    fails = sum(s == "not converged" for c in cs.values() for v in c.values() for s in v[2])
+    solid = ("every curve solid" if not fails else
+             f"the curves solid, with grey crosses at the {fails} points where the optimiser "
+             "stopped short (upper bounds)")
+    words = "; ".join(f"at L = {L} softplus lies below erf" + (
+        " throughout" if x is None else f", crossing above it at ν = {x:.2g}") for L, x in cross)
+    ends = "; ".join(f"L = {L}: Bayes {c['bayes'][1][0]:.2f} to {c['bayes'][1][-1]:.3f}, linear "
+                     f"{c['linear'][1][0]:.2f} to {c['linear'][1][-1]:.3f}" for L, c in cs.items())
+    return alt_text(
+        "{n} panels, one per sequence length L = {Ls}, of the optimal population risk against the "
+        "signal strength ν on log-log axes from {nu0:g} to {nu1:g}, {solid}. The softmax line lies "
+        "on the pale Bayes band (largest gap {gap:.0e}); linear (triangles) is {top} erf and "
+        "softplus; {words}. From the smallest to the largest ν: {ends}.",
+        n=len(Ls), Ls=", ".join(map(str, Ls)), nu0=nus[0], nu1=nus[-1], solid=solid,
+        gap=max(gap, 1e-16),
+        top="above" if top else "not everywhere above", words=words, ends=ends)
 
 register_figure(FigureRecipe(
     "risk_vs_nu", "Optimal population risk of each activation against the signal strength",
     _risk_vs_nu_points, risk_vs_nu_point, _risk_vs_nu_plot, _risk_vs_nu_params, seed=0,
     chapter="01c_slr_population", labels=("fig-reproduce-risk-vs-nu",), seconds=(25.0, 150.0),
-    figsize=(9.0, 3.6),
-    panel=_risk_vs_nu_panel, controls=_risk_vs_nu_controls));
+    figsize=(10.0, 3.9), panel=_risk_vs_nu_panel, controls=_risk_vs_nu_controls,
+    alt=_risk_vs_nu_alt));
 
 # %% ../../nbs/05c_figures.ipynb #dd11c8dd
 def attention_vs_ridge_point(kind:str, # "theory" or "simulation"
@@ -525,55 +602,107 @@ def _avr_points(quick):
            for phi in P["sim_phis"] for s in P["sim_snrs"]]
     return th + sim
 
+# %% ../../nbs/05c_figures.ipynb #b1820d97
 def _phi_label(phi): return rf"$\phi = {phi / math.pi:.3g}\pi$" if phi else r"$\phi = 0$"
 
-def _avr_panel(ax, rows, phi):
-    th = sorted((r["snr"], r["E_attn"], r["E_rr"]) for r in rows
+def _avr_theory(rows, phi, *cols):
+    "Theory rows at angle phi sorted by SNR: snr, the columns (NaN where not converged), statuses."
+    th = sorted((r["snr"], r["converged"] is True, *(r[c] for c in cols)) for r in rows
                 if r["kind"] == "theory" and abs(r["phi"] - phi) < 1e-9)
-    if th:
-        s, a, b = map(np.array, zip(*th))
-        ax.plot(s, a, color="C0", label=r"attention $E_\mathrm{Attn}$ (theory)")
-        ax.plot(s, b, color="C1", ls="--", label=r"ridge $E_\mathrm{RR}$ (theory)")
-    sim = sorted((r["snr"], r["E_attn"], r["E_attn_se"], r["E_rr"], r["E_rr_se"]) for r in rows
-                 if r["kind"] == "simulation" and abs(r["phi"] - phi) < 1e-9)
-    if sim:
-        s, a, ae, b, be = map(np.array, zip(*sim))
-        ax.errorbar(s, a, ae, fmt="o", color="C0", ms=4, capsize=2, label="attention (simulation)")
-        ax.errorbar(s, b, be, fmt="s", color="C1", ms=4, capsize=2, mfc="none",
-                    label="ridge (simulation)")
-    ax.set_xscale("log"); ax.set_xlabel(r"signal-to-noise ratio $\|\mu\|^2$")
-    ax.set_ylabel("interpolation error")
-    ax.set_ylim(0, 0.75); ax.set_title(f"alignment {_phi_label(phi)}", fontsize=9)
-    ax.legend(fontsize=7)
+    if not th: return None
+    snr, ok = np.array([t[0] for t in th]), [t[1] for t in th]
+    ys = [np.array([t[2 + k] if o else np.nan for t, o in zip(th, ok)]) for k in range(len(cols))]
+    return snr, ys, ["stable" if o else "not converged" for o in ok]
 
-def _avr_plot(fig, rows, quick):
-    ax1, ax2 = fig.subplots(1, 2)
-    _avr_panel(ax1, rows, 0.0)
+def _avr_sims(rows, phi, *cols):
+    "Simulation rows at angle phi sorted by SNR: arrays of snr and of each column."
+    sim = sorted((r["snr"], *(r[c] for c in cols)) for r in rows
+                 if r["kind"] == "simulation" and abs(r["phi"] - phi) < 1e-9)
+    return tuple(map(np.array, zip(*sim))) if sim else None
+
+# attention and ridge: colour and marker, as the activations (theory lines in the status code)
+_AVR_STYLE = {"E_attn": ("C0", "o", "attention $E_\\mathrm{Attn}$"),
+              "E_rr": ("C1", "s", "ridge $E_\\mathrm{RR}$")}
+
+def _avr_panel(ax, rows, phi, legend:bool=True):
+    "One alignment: theory lines and simulation markers of the attention and ridge errors."
+    th, sim = _avr_theory(rows, phi, "E_attn", "E_rr"), _avr_sims(rows, phi, "E_attn", "E_attn_se",
+                                                                    "E_rr", "E_rr_se")
+    for k, col in enumerate(("E_attn", "E_rr")):
+        color, mk, name = _AVR_STYLE[col]
+        if th: plot_theory(ax, th[0], th[1][k], th[2], label=f"{name}, theory", color=color,
+                           **({} if k == 0 else {"marker": mk, "ms": 5, "mfc": "white",
+                                                 "markevery": (1, 3)}))
+        if sim: ax.errorbar(sim[0], sim[1 + 2 * k], sim[2 + 2 * k], fmt=mk, color=color, ms=5,
+                            capsize=2, mfc=color if k == 0 else "none", ls="none",
+                            label=f"{name.split(' ')[0]}, simulation")
+    _no_rs_words(ax)
+    ax.set(xscale="log", xlabel=r"signal-to-noise ratio $\|\mu\|^2$",
+           ylabel="interpolation error", ylim=(0, 0.75), title=f"alignment {_phi_label(phi)}")
+    if legend: ax.legend(loc="upper right"); legible(ax.figure)
+
+_PHI_MARKERS = ("o", "s", "^", "v", "D", "P", "X")
+
+def _avr_difference(ax, rows):
+    "The difference E_Attn - E_RR against the SNR, one colour and marker per alignment."
     phis = sorted({r["phi"] for r in rows if r["kind"] == "theory"})
     cmap = matplotlib.colormaps["viridis"]
     for k, phi in enumerate(phis):
-        col = cmap(k / max(1, len(phis) - 1))
-        th = sorted((r["snr"], r["diff"]) for r in rows
-                    if r["kind"] == "theory" and r["phi"] == phi)
-        ax2.plot(*zip(*th), color=col, label=_phi_label(phi))
-        sim = sorted((r["snr"], r["diff"], r["diff_se"]) for r in rows
-                     if r["kind"] == "simulation" and r["phi"] == phi)
-        if sim:
-            s, d, de = zip(*sim)
-            ax2.errorbar(s, d, de, fmt="o", color=col, ms=4, capsize=2)
-    ax2.axhline(0, color="k", lw=0.6); ax2.set_xscale("log")
-    ax2.set_xlabel(r"signal-to-noise ratio $\|\mu\|^2$")
-    ax2.set_ylabel(r"$E_\mathrm{Attn} - E_\mathrm{RR}$")
-    ax2.set_title("difference, by alignment (lines: theory, markers: simulation)", fontsize=9)
-    ax2.legend(fontsize=7)
+        col, mk = cmap(0.9 * k / max(1, len(phis) - 1)), _PHI_MARKERS[k % len(_PHI_MARKERS)]
+        th = _avr_theory(rows, phi, "diff")
+        plot_theory(ax, th[0], th[1][0], th[2], label=_phi_label(phi), color=col, marker=mk, ms=5,
+                    mfc="white", markevery=(k % 4, 4))
+        sim = _avr_sims(rows, phi, "diff", "diff_se")
+        if sim: ax.errorbar(*sim, fmt=mk, color=col, ms=5, capsize=2, ls="none")
+    ax.axhline(0, color="0.35", **REFERENCE_STYLE)
+    _no_rs_words(ax)
+    ax.set(xscale="log", xlabel=r"signal-to-noise ratio $\|\mu\|^2$",
+           ylabel=r"$E_\mathrm{Attn} - E_\mathrm{RR}$",
+           title="difference, by alignment (filled markers: simulation)")
+
+def _avr_plot(fig, rows, quick):
+    ax1, ax2 = fig.subplots(1, 2)
+    _avr_panel(ax1, rows, 0.0, legend=False)
+    _avr_difference(ax2, rows)
+    legend_below(fig, ncol=4)
+
+# %% ../../nbs/05c_figures.ipynb #818dc44f
+def _avr_alt(rows) -> str:
+    "The alt text of the attention-vs-ridge figure, written from its rows."
+    snr, (a, b), _ = _avr_theory(rows, 0.0, "E_attn", "E_rr")
+    phis = sorted({r["phi"] for r in rows if r["kind"] == "theory"})
+    d = np.array([_avr_theory(rows, p, "diff")[1][0] for p in phis])
+    th = [r for r in rows if r["kind"] == "theory"]
+    sims = [(p, s) for p in phis if (s := _avr_sims(rows, p, "diff")) is not None]
+    last = max(s[0][-1] for _, s in sims)
+    off = [float(np.interp(np.log(last), np.log(snr), d[phis.index(p)])) - s[1][-1]
+           for p, s in sims if s[0][-1] == last]   # theory minus simulation at the largest SNR
+    where = (f"up to {max(off):.3f} below" if min(off) > 0 else
+             f"up to {-min(off):.3f} above" if max(off) < 0 else
+             f"within {max(map(abs, off)):.3f} of")
+    return alt_text(
+        "Two panels on a log SNR axis from {s0:g} to {s1:g}, theory as solid lines ({nc} of {n} "
+        "points converged) and simulations as markers with error bars. Left, alignment φ = 0: "
+        "attention (blue) falls from {a0:.2f} to {a1:.3f} and ridge (orange, squares) from "
+        "{b0:.2f} to {b1:.3f}, attention {above}. Right, the difference for {m} alignments from "
+        "φ = 0 to π/2 in colours from dark to light: it falls from {d0:.2f}–{d0b:.2f} to "
+        "{d1:.3f}–{d1b:.3f}, the curves within {spread:.3f} of each other; at SNR {last:g} the "
+        "simulations lie {where} the theory.",
+        s0=snr[0], s1=snr[-1], nc=sum(r["converged"] is True for r in th), n=len(th), a0=a[0],
+        a1=a[-1], b0=b[0], b1=b[-1],
+        above="above ridge at every SNR" if np.all(a > b) else "crossing ridge", m=len(phis),
+        d0=np.nanmin(d[:, 0]), d0b=np.nanmax(d[:, 0]), d1=np.nanmin(d[:, -1]),
+        d1b=np.nanmax(d[:, -1]), spread=np.nanmax(np.nanmax(d, 0) - np.nanmin(d, 0)), last=last,
+        where=where)
 
 register_figure(FigureRecipe(
     "attention_vs_ridge",
     "Nonlinear attention vs ridge regression: interpolation error against SNR and alignment",
     _avr_points, attention_vs_ridge_point, _avr_plot, _avr_params, seed=2,
     chapter="03d_rmt_vs_ridge", labels=("fig-reproduce-attention-vs-ridge",),
-    seconds=(10.0, 300.0), figsize=(10.0, 3.8), panel=_avr_panel,
-    controls=lambda rows: {"phi": sorted({r["phi"] for r in rows if r["kind"] == "theory"})}));
+    seconds=(10.0, 300.0), figsize=(10.0, 4.0), panel=_avr_panel,
+    controls=lambda rows: {"phi": sorted({r["phi"] for r in rows if r["kind"] == "theory"})},
+    alt=_avr_alt));
 
 # %% ../../nbs/05c_figures.ipynb #d37752e7
 def error_vs_alpha_point(kind:str, # "replica", "simulation", "bayes" (finite-alpha Bayes-optimal)
@@ -590,7 +719,7 @@ def error_vs_alpha_point(kind:str, # "replica", "simulation", "bayes" (finite-al
                          trial:int=0, # index of the simulation run (each gets its own seed)
                          seed=None, # Monte Carlo / simulation seed
                         ) -> dict:
-    """One point of the error-vs-alpha figure.
+    """One point of the error-vs-alpha figure (replica rows with their RS verdict `stability`).
 
     Parameters
     ----------
@@ -621,32 +750,33 @@ def error_vs_alpha_point(kind:str, # "replica", "simulation", "bayes" (finite-al
     from attnstat.slr.models import SpikedSLR
     model = SpikedSLR(L, nu, noise=noise)
     seed = 0 if seed is None else seed
+    none = {"stability": None, "replicon": None}   # an RS verdict belongs to replica rows only
     if kind == "population":
         from attnstat.slr.population import optimal_population_risk
         r = optimal_population_risk(model, activation)
         return {"error": r.risk, "error_se": r.err, "converged": bool(r.success),
-                "n_iter": r.n_eval, "residual": 0.0}
+                "n_iter": r.n_eval, "residual": 0.0, **none}
     if kind == "bayes":
         # information-theoretic: the equilibrium (larger free entropy) of the two Nishimori
         # branches, not the uninformed branch GAMP reaches in a hard phase
         from attnstat.slr.bayes import bayes_optimal_branches
         r = bayes_optimal_branches(model, alpha, n_mc=n_mc, seed=seed, on_fail="warn").bayes
         return {"error": r.error, "error_se": r.error_se, "converged": r.converged,
-                "n_iter": r.n_iter, "residual": r.residual}
+                "n_iter": r.n_iter, "residual": r.residual, **none}
     if kind == "simulation":
         from attnstat.slr.simulate import simulate_erm
         r = simulate_erm(model, activation, alpha, lam, D, seed=seed, n_test=n_mc)
         return {"error": r.test_error, "error_se": r.test_error_se, "converged": r.converged,
-                "n_iter": r.n_iter,
-                "residual": r.grad_norm}
+                "n_iter": r.n_iter, "residual": r.grad_norm, **none}
     from attnstat.slr.replica import replica_erm
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         r = replica_erm(model, activation, alpha, lam, seed=seed, on_fail="warn",
                         options={"n_mc": n_mc})
     return {"error": r.test_error, "error_se": r.test_error_se, "converged": r.converged,
-            "n_iter": r.n_iter,
-            "residual": r.residual}
+            "n_iter": r.n_iter, "residual": r.residual,
+            "stability": r.stability if r.converged else None,
+            "replicon": float(r.replicon) if r.converged else None}
 
 def _eva_params(quick):
     return {"L": 3, "nu": 2.0, "noise": 0.0, "activations": ["softmax", "linear"],
@@ -674,55 +804,167 @@ def _eva_points(quick):
              **theory} for a in P["activations"]]
     return pts
 
-def _eva_panel(ax, rows, lam):
-    replica = sorted({r["activation"] for r in rows if r["kind"] == "replica"})
-    for k, a in enumerate(replica):
-        color, ls = _STYLE.get(a, {}).get("color", f"C{k}"), _STYLE.get(a, {}).get("ls", "-")
-        sel = sorted((r["alpha"], r["error"], r["error_se"]) for r in rows
-                     if r["kind"] == "replica" and r["activation"] == a and r["lam"] == lam
-                     and r["converged"])
-        if sel:
-            x, y, e = map(np.array, zip(*sel))
-            ax.errorbar(x, y, e, color=color, ls=ls, marker=".", capsize=2,
-                        label=f"{a}, replica (ridge ERM)")
-        sims = {}
-        for r in rows:
-            if r["kind"] == "simulation" and r["activation"] == a and r["lam"] == lam:
-                sims.setdefault(r["alpha"], []).append(r["error"])
-        if sims:
-            x = np.array(sorted(sims)); m = np.array([np.mean(sims[v]) for v in x])
-            se = np.array([np.std(sims[v], ddof=1) / math.sqrt(len(sims[v]))
-                           if len(sims[v]) > 1 else 0.0 for v in x])
-            D = next(r['D'] for r in rows if r['kind'] == 'simulation')
-            ax.errorbar(x, m, se, fmt="o", mfc="none", ms=5, capsize=2, color=color,
-                        label=f"{a}, simulation (D = {D})")
+# %% ../../nbs/05c_figures.ipynb #e68312ca
+# the Bayes-optimal error of spiked SLR (L = 3, nu = 2) jumps at alpha_IT = 1
+# (02c_slr_bayes_optimal): its line is broken there
+BAYES_JUMP_ALPHA = 1.0
+EVA_YMAX = 1.6 # the top of the error-vs-alpha axes (higher replica values are clipped)
+
+def replica_row_status(r:dict, # a replica row of the error-vs-alpha sweep
+                      ) -> str:
+    """The status of a replica row: 'not converged', else its RS verdict (`stability` column); a
+    converged row without one is 'undetermined'.
+
+    Parameters
+    ----------
+    r : dict
+        a replica row of the error-vs-alpha sweep
+    """
+    if r.get("converged") is not True: return "not converged"
+    v = r.get("stability")
+    return v if v in ("stable", "unstable", "undetermined") else "undetermined"
+
+def _eva_replica(rows, a, lam):
+    "Replica curve of activation a at ridge lam: alphas, errors (NaN: failed), s.e., statuses."
+    sel = sorted((r["alpha"], r) for r in rows
+                 if r["kind"] == "replica" and r["activation"] == a and r["lam"] == lam)
+    if not sel: return None
+    st = [replica_row_status(r) for _, r in sel]
+    y = np.array([r["error"] if s != "not converged" else np.nan for (_, r), s in zip(sel, st)])
+    return np.array([x for x, _ in sel]), y, np.array([r["error_se"] for _, r in sel]), st
+
+def _eva_bayes(rows):
+    "The Bayes-optimal points: alphas, errors (NaN where not converged), statuses."
+    bo = sorted((r["alpha"], r["error"], r["converged"] is True) for r in rows
+                if r["kind"] == "bayes")
+    if not bo: return None
+    x, y, ok = map(np.array, zip(*bo))
+    return x, np.where(ok, y, np.nan), ["stable" if o else "not converged" for o in ok]
+
+def _eva_sims(rows, a, lam):
+    "Simulation mean and standard error over the runs at each alpha (None when there is none)."
+    sims = {}
+    for r in rows:
+        if r["kind"] == "simulation" and r["activation"] == a and r["lam"] == lam:
+            sims.setdefault(r["alpha"], []).append(r["error"])
+    if not sims: return None
+    x = np.array(sorted(sims)); m = np.array([np.mean(sims[v]) for v in x])
+    se = np.array([np.std(sims[v], ddof=1) / math.sqrt(len(sims[v])) if len(sims[v]) > 1 else 0.0
+                   for v in x])
+    return x, m, se
+
+# %% ../../nbs/05c_figures.ipynb #dc04aaa9
+def _eva_panel(ax, rows, lam, legend:bool=True):
+    "One ridge strength: replica lines in the visual code, simulations, Bayes-optimal, optima."
+    acts = [a for a in ACT_STYLE if any(r["kind"] == "replica" and r["activation"] == a
+                                        for r in rows)]
+    D = next((r["D"] for r in rows if r["kind"] == "simulation"), None)
+    for a in acts:
+        color = ACT_STYLE[a]["color"]
+        rep = _eva_replica(rows, a, lam)
+        if rep is not None:
+            x, y, e, st = rep
+            plot_theory(ax, x, y, st, label=f"replica, {a}", **_act_kw(a))
+            ok = np.isfinite(y)
+            ax.errorbar(x[ok], y[ok], e[ok], fmt="none", ecolor=color, elinewidth=0.8, capsize=2)
+        sim = _eva_sims(rows, a, lam)
+        if sim is not None:   # linear shifted right by 5 %, off the softmax markers
+            ax.errorbar(sim[0] * (1.05 if a == "linear" else 1.0), *sim[1:],
+                        fmt=ACT_STYLE[a]["sim"], mfc="none", ms=6, capsize=2, color=color,
+                        ls="none",
+                        label=f"L-BFGS {a}, D = {D}")
         pop = [r["error"] for r in rows if r["kind"] == "population" and r["activation"] == a]
-        if pop: ax.axhline(pop[0], color=color, ls=":", lw=1, label=f"{a}, optimal population risk")
-    bo = sorted((r["alpha"], r["error"], r["error_se"]) for r in rows
-                if r["kind"] == "bayes" and r["converged"])
-    if bo:
-        x, y, e = map(np.array, zip(*bo))
-        ax.errorbar(x, y, e, color="k", ls="--", capsize=2,
-                    label="Bayes-optimal (information-theoretic)")
-    ax.set_xscale("log"); ax.set_xlabel(r"sample ratio $\alpha = N/D$"); ax.set_ylabel("test error")
-    ax.set_ylim(0, 1.6); ax.set_title(rf"ridge $\lambda = {lam:g}$", fontsize=9)
-    ax.legend(fontsize=6.5, ncol=2)
+        if pop: ax.axhline(pop[0], color=color, **REFERENCE_STYLE,
+                           label=f"{a}, population optimum (α → ∞)")
+    bo = _eva_bayes(rows)
+    if bo is not None:   # broken at its jump: one line on each side of alpha_IT
+        for k, side in enumerate((bo[0] <= BAYES_JUMP_ALPHA, bo[0] > BAYES_JUMP_ALPHA)):
+            if side.any():
+                plot_theory(ax, bo[0][side], bo[1][side], [s for s, o in zip(bo[2], side) if o],
+                            label="Bayes-optimal error" if k == 0 else None, color="k", lw=1.2)
+    ax.set(xscale="log", xlabel=r"sample ratio $\alpha = N/D$", ylabel="test error",
+           ylim=(0, EVA_YMAX), title=rf"ridge $\lambda = {lam:g}$")
     ticks = [t for t in (0.25, 0.5, 1, 2, 4, 8, 16) if any(r["alpha"] == t for r in rows)]
     ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
     ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+    if legend:
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, frameon=False)
+        legible(ax.figure)
 
 def _eva_controls(rows):
     return {"lam": sorted({r["lam"] for r in rows if r["kind"] == "replica"})}
 
-def _eva_plot(fig, rows, quick): panels_by_control(fig, rows, _eva_panel, _eva_controls)
+def _one_stable_label(fig):
+    "A plain label ('replica, softmax': RS-stable throughout) says so where others give verdicts."
+    stable = STATUS_LABELS[Status.STABLE]
+    labels = {l for ax in fig.axes for l in ax.get_legend_handles_labels()[1]}
+    for ax in fig.axes:
+        for h in ax.get_lines():
+            lab = h.get_label()
+            if lab.startswith("replica, ") and any(m.startswith(lab + ", ") for m in labels):
+                h.set_label(f"{lab}, {stable}")
+
+def _eva_plot(fig, rows, quick):
+    panels_by_control(fig, rows, partial(_eva_panel, legend=False), _eva_controls)
+    _one_stable_label(fig)
+    words = [STATUS_LABELS[s] for s in (Status.STABLE, Status.UNDETERMINED, Status.UNSTABLE,
+                                        Status.NOT_CONVERGED)]
+    legend_below(fig, ncol=3, order=[f"replica, {a}, {w}" for a in ACT_STYLE for w in words])
+
+# %% ../../nbs/05c_figures.ipynb #ccf53b12
+_RUN_WORDS = {Status.STABLE: "solid (RS-stable)", Status.UNSTABLE: "dotted (RS-unstable)",
+              Status.UNDETERMINED: "dash-dot (RS verdict undetermined)"}
+
+def _runs_text(x, y, st, ymax=math.inf) -> str:
+    "A theory curve in words: each run of equal status with its ends, peaks above the axes."
+    parts = []
+    for s, i, j in status_runs(st):
+        w = _RUN_WORDS.get(s, STATUS_LABELS[s])
+        if i == j: parts.append(f"a lone {w} point at α = {x[i]:g}"); continue
+        k = i + int(np.argmax(y[i:j + 1]))
+        peak = (f", through a peak of {y[k]:.1f} at α = {x[k]:g} above the axes," if y[k] > ymax
+                and k not in (i, j) else "")
+        parts.append(f"{w} from {y[i]:.2f} at α = {x[i]:g}{peak} to {y[j]:.2f} at α = {x[j]:g}"
+                     + (" (above the axes)" if max(y[i], y[j]) > ymax else ""))
+    fail = [f"{a:g}" for a, s in zip(x, st) if as_status(s) is Status.NOT_CONVERGED]
+    return "; then ".join(parts) + (f"; grey crosses at α = {', '.join(fail)}" if fail else "")
+
+def _eva_alt(rows) -> str:
+    "The alt text of the error-vs-alpha figure, written from its rows."
+    acts = [a for a in ACT_STYLE if any(r["kind"] == "replica" and r["activation"] == a
+                                        for r in rows)]
+    lams = _eva_controls(rows)["lam"]
+    curves = {(a, lam): _eva_replica(rows, a, lam) for a in acts for lam in lams}
+    lines = " ".join(f"At λ = {lam:g} the {a} replica line is "
+                     f"{_runs_text(c[0], c[1], c[3], EVA_YMAX)}."
+                     for lam in lams for a in acts if (c := curves[a, lam]) is not None)
+    xs = [r["alpha"] for r in rows if r["kind"] != "population"]
+    x, y, _ = _eva_bayes(rows)
+    sides = [(x[m], y[m]) for m in (x <= BAYES_JUMP_ALPHA, x > BAYES_JUMP_ALPHA) if m.any()]
+    bayes = f", breaks at its jump at α = {BAYES_JUMP_ALPHA:g}, and goes on ".join(
+        f"from {b[0]:.2f} at α = {a[0]:g} to {b[-1]:.2f} at α = {a[-1]:g}" if len(a) > 1
+        else f"at {b[0]:.2f} at α = {a[0]:g}" for a, b in sides)
+    pops = ", ".join(f"{r['error']:.3f} ({r['activation']})" for r in rows
+                     if r["kind"] == "population")
+    sims = sorted({r["alpha"] for r in rows if r["kind"] == "simulation"})
+    runs = max((r["trial"] for r in rows if r["kind"] == "simulation"), default=-1) + 1
+    return alt_text(
+        "{n} panels, one per ridge strength λ = {lams}, of the test error against the sample "
+        "ratio α on a log axis from {a0:g} to {a1:g}, clipped at {ymax:g}; softmax blue, linear "
+        "orange with open triangles. {lines} Open markers, L-BFGS mean ± s.e. over {runs} runs at "
+        "α = {sims}. The black Bayes-optimal line runs {bayes}. Long-dashed levels, the population "
+        "optima {pops}.",
+        n=len(lams), lams=", ".join(f"{v:g}" for v in lams), a0=min(xs), a1=max(xs), ymax=EVA_YMAX,
+        lines=lines, runs=runs, sims=", ".join(f"{v:g}" for v in sims),
+        bayes=bayes, pops=pops)
 
 register_figure(FigureRecipe(
     "error_vs_alpha",
     "Test error of ridge ERM against the sample ratio (spiked SLR, L = 3, nu = 2)",
     _eva_points, error_vs_alpha_point, _eva_plot, _eva_params, seed=1,
     chapter="02a_slr_replica", labels=("fig-reproduce-error-vs-alpha",), seconds=(90.0, 600.0),
-    figsize=(10.0, 3.8),
-    panel=_eva_panel, controls=_eva_controls));
+    figsize=(10.0, 4.2), panel=_eva_panel, controls=_eva_controls, alt=_eva_alt,
+    panel_figsize=(7.0, 5.8)));
 
 # %% ../../nbs/05c_figures.ipynb #4fdd54ca
 import re as _re

@@ -6,7 +6,6 @@
 from __future__ import annotations
 import math
 import numpy as np
-from scipy import special
 from ..core import check_real, check_array, check_int
 
 # %% auto #0
@@ -506,6 +505,16 @@ def _dlog_softplus(u):
 
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
+# scipy.special.erfc, imported on the first call: importing the activations needs no scipy
+_ERFC = []
+
+def _one_plus_erf(u, c):
+    "1 + erf(c + u) computed as erfc(-(c + u)): no cancellation where erf is near -1."
+    if not _ERFC:
+        from scipy.special import erfc
+        _ERFC.append(erfc)
+    return _ERFC[0](-(c + u))
+
 softmax = NormalisedActivation(
     "softmax", lambda u: np.asarray(u, float), lambda u: np.ones_like(np.asarray(u, float))
 )
@@ -513,7 +522,7 @@ softplus = NormalisedActivation("softplus", _log_softplus, _dlog_softplus)
 linear = ElementwiseActivation("linear", lambda u, c: 1.0 + u, lambda u, c: np.ones_like(u))
 erf = ElementwiseActivation(
     "erf",
-    lambda u, c: special.erfc(-(c + u)),  # = 1 + erf(c + u), no cancellation
+    _one_plus_erf,
     lambda u, c: _TWO_OVER_SQRT_PI * np.exp(-((c + u) ** 2)),
     has_offset=True,
 )
