@@ -53,3 +53,32 @@ for target in (0.004, 0.001):
     ratio(f"strong-signal: simulation to s.e. {target:g} / finite-p theory",
           need * t_trial / t_theory,
           f"p = {p}, n = {n}, {need} trials, tanh, w = mu, SNR 3, 4 gammas")
+
+# The fresh-token (test) error: the finite-p theory against the simulation it replaces. At p = 512,
+# c = 1/4, w = mu, SNR 3 the theory is within 1.4 s.e. of 24 paired trials (03g: differences 0.007,
+# 0.001, 0.002 at gamma = 1e-3, 0.1, 1, where the p -> infinity theory is off by 0.04-0.06). The
+# ratio: the trials a simulation needs for a standard error of 0.002 at every gamma, over the theory.
+from attnstat.rmt.generalisation import simulate_test_errors_cv
+from attnstat.rmt.strong_signal import STRONG_SIGNAL_TEST_GAMMAS, strong_signal_test_theory
+
+gt = np.array(STRONG_SIGNAL_TEST_GAMMAS)
+kwt = {"c": c, "gamma": gt, "mu": mu, "w_K": mu, "w_Q": mu, "p": p}
+strong_signal_test_theory("tanh", **kwt)
+ts = []
+for _ in range(3):
+    t = CLOCK()
+    Tt = strong_signal_test_theory("tanh", **kwt)
+    ts.append(CLOCK() - t)
+t_test_theory = min(ts)
+trials_t = 4 if QUICK else 8
+t = CLOCK()
+e = simulate_test_errors_cv("tanh", n, p, mu, mu, mu, gt, trials_t, 2027, n_test=2000)
+t_test_trial = (CLOCK() - t) / trials_t
+sd_t = float(e.attention.std(0, ddof=1).max())         # the worst gamma
+print(f"fresh token, p = {p}: theory {t_test_theory:.3f} s (E_test {np.round(Tt.error, 4)}); one "
+      f"trial {t_test_trial:.2f} s (E_test {np.round(e.attention.mean(0), 4)}, per-trial s.d. "
+      f"{sd_t:.4f})")
+need_t = max(1, math.ceil((sd_t / 0.002)**2))
+ratio("strong-signal fresh token: simulation to s.e. 0.002 / finite-p theory",
+      need_t * t_test_trial / t_test_theory,
+      f"p = {p}, n = {n}, {need_t} trials, tanh, w = mu, SNR 3, 3 gammas")

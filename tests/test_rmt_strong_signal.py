@@ -184,3 +184,79 @@ def test_finite_p_theory_approaches_the_limit():
     d0 = np.abs([o[0] for o in out])
     assert np.all(d0[1:] < d0[:-1] / 5) and d0[-1] < 1e-6, d0
     assert all(abs(o[1]) < 0.1 / p for o in out[2:]), out
+
+# --- the fresh-token (test) error, the readouts, the import cost (chapter 03g, later sections) ---
+from attnstat.rmt.generalisation import attention_test_theory
+from attnstat.rmt.multihead import multihead_theory
+from attnstat.rmt.strong_signal import (
+    STRONG_SIGNAL_TEST_GAMMAS,
+    strong_signal_readout_theory,
+    strong_signal_test_error,
+    strong_signal_test_theory,
+)
+
+G3 = np.array(STRONG_SIGNAL_TEST_GAMMAS)
+
+@pytest.mark.parametrize("mu,wK,wQ,c", [(MU3, MU3, MU3, 0.25), ([1.0, 0], [0, 0.0], [0, 0.0], 0.5),
+                                        ([1.0, 0], [1.0, 0], [1.0, 0], 2.0)])
+def test_fresh_token_limit_is_03e(mu, wK, wQ, c):
+    T = strong_signal_test_theory("tanh", c=c, gamma=G3, mu=mu, w_K=wK, w_Q=wQ)
+    R = attention_test_theory("tanh", c=c, gamma=G3, mu=mu, w_K=wK, w_Q=wQ)
+    np.testing.assert_allclose(T.error, R.error, rtol=0, atol=1e-8)   # measured <= 4e-10
+    np.testing.assert_allclose(T.ridge, R.ridge, rtol=0, atol=1e-12)
+
+def test_fresh_token_continuity_in_p():
+    kw = {"c": 0.25, "gamma": G3, "mu": MU3, "w_K": MU3, "w_Q": MU3}
+    lim = strong_signal_test_theory("tanh", **kw).error
+    d8, d10, d12 = (np.abs(strong_signal_test_theory("tanh", **kw, p=p).error - lim).max()
+                    for p in (10**8, 10**10, 10**12))
+    assert d12 < 1e-8 and d8 > 30 * d10            # O(eps^2) = O(1/p) until rounding
+
+def test_fresh_token_against_real_kernel():
+    "p = 128, n = 512, w = mu, SNR 3: the theory against 24 paired trials (control variate)."
+    from attnstat.rmt.generalisation import simulate_test_errors_cv
+    g = np.array([0.1, 1.0])
+    T = strong_signal_test_theory("tanh", c=0.25, gamma=g, mu=MU3, w_K=MU3, w_Q=MU3, p=128)
+    L = strong_signal_test_theory("tanh", c=0.25, gamma=g, mu=MU3, w_K=MU3, w_Q=MU3)
+    e = simulate_test_errors_cv("tanh", 512, 128, MU3, MU3, MU3, g, 24, 31_200, n_test=1000)
+    m, se = e.stats("attention")
+    assert np.all(np.abs(m - T.error) < 3 * se + 0.003)     # + O(1/p) beyond the theory
+    assert np.all(np.abs(m - L.error) > 5 * se)             # the p -> infinity theory misses
+
+def test_fresh_token_refusals():
+    kw = {"c": 0.25, "gamma": 0.1, "mu": MU3, "w_K": MU3, "w_Q": MU3, "p": 256}
+    with pytest.raises(ValueError, match="closure"):
+        strong_signal_test_theory("tanh", **kw, options=StrongSignalOptions(closure=True))
+    with pytest.raises(ValueError, match="gamma"):
+        strong_signal_test_theory("tanh", **{**kw, "gamma": 0.0})
+    assert isinstance(strong_signal_test_error("tanh", **kw), float)
+
+@pytest.mark.parametrize("heads,residual",
+                         [("average", "none"), ("sum", "none"), ("average", "sum"), ("sum", "sum")])
+def test_readouts_limit_is_03f(heads, residual):
+    WK, WQ = np.array([[1.0, 0.5], [0.0, 0.8]]), np.array([[1.0, 0.2], [0.0, 1.0]])
+    kw = {"c": 0.5, "gamma": G3, "mu": [1.0, 0.0], "W_K": WK, "W_Q": WQ, "heads": heads,
+          "residual": residual}
+    np.testing.assert_allclose(strong_signal_readout_theory("tanh", **kw).error,
+                               multihead_theory("tanh", **kw).error, rtol=0, atol=1e-8)
+
+def test_readouts_one_head_and_refusals():
+    kw = {"c": 0.25, "gamma": G3, "mu": MU3, "p": 256}
+    one = strong_signal_readout_theory("tanh", W_K=MU3, W_Q=MU3, **kw)
+    ref = strong_signal_theory("tanh", w_K=MU3, w_Q=MU3, **kw)
+    np.testing.assert_allclose(one.error, ref.error, rtol=0, atol=1e-10)
+    for bad, word in [({"residual": "concat"}, "residual"), ({"residual": "sum", "error": "test"},
+                       "residual"), ({"alpha": [0.5]}, "alpha"), ({"heads": "max"}, "heads")]:
+        with pytest.raises(ValueError, match=word):
+            strong_signal_readout_theory("tanh", W_K=MU3, W_Q=MU3, **kw, **bad)
+    with pytest.raises(ValueError, match="W_K"):
+        strong_signal_readout_theory("tanh", c=0.25, gamma=0.1, mu=[1.0, 0, 0, 0], p=256,
+                                     W_K=np.eye(4)[:, :2], W_Q=np.eye(4)[:, 2:])
+
+def test_modules_import_without_scipy():
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, "-X", "importtime", "-c",
+                          "import attnstat.rmt.strong_signal, attnstat.rmt.sweeps"],
+                         capture_output=True, text=True, check=True).stderr
+    assert "scipy" not in out

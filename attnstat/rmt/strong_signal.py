@@ -5,21 +5,25 @@
 # %% ../../nbs/03g_rmt_strong_signal.ipynb #27183261
 from __future__ import annotations
 import csv, math, os, warnings
+import dataclasses
 from dataclasses import dataclass, field
 import numpy as np
-from scipy.interpolate import CubicSpline
 from ..core import (check_real, check_int, check_array, check_memory, check_seconds,
                            ConvergenceWarning, spawn, ParameterTypeError)
 from ..gaussian import hermite_rule, mean_stderr
 from .hermite import activation, Activation, HermiteCoefficients
 from .theory import noise_fixed_point, mp_rule, ridge_error
 from .models import empirical_errors
+from .generalisation import ridge_test_error
 
 # %% auto #0
-__all__ = ['STRONG_SIGNAL_GAMMAS', 'SignalCoefficients', 'signal_coefficients', 'score_signal',
-           'StrongSignalOptions', 'SignalKernel', 'signal_kernel', 'StrongSignalTheory',
-           'strong_signal_theory', 'strong_signal_error', 'strong_signal_points',
-           'load_strong_signal_sims', 'run_strong_signal_sims']
+__all__ = ['STRONG_SIGNAL_GAMMAS', 'STRONG_SIGNAL_TEST_GAMMAS', 'SignalCoefficients',
+           'signal_coefficients', 'score_signal', 'StrongSignalOptions', 'SignalKernel',
+           'signal_kernel', 'StrongSignalTheory', 'strong_signal_theory', 'strong_signal_error',
+           'strong_signal_points', 'load_strong_signal_sims', 'run_strong_signal_sims',
+           'StrongSignalTestTheory', 'strong_signal_test_theory', 'strong_signal_test_error',
+           'strong_signal_test_points', 'run_strong_signal_test_sims',
+           'strong_signal_readout_theory']
 
 # %% ../../nbs/03g_rmt_strong_signal.ipynb #c84ab07e
 @dataclass(frozen=True)
@@ -246,25 +250,32 @@ class SignalKernel:
 
 _N_G = {0: 1, 1: 48, 2: 24, 3: 8} # default Gauss–Hermite nodes per coordinate, by dimension r
 
-def _nodes(mu, k, q, n_g):
-    "Tensor Gauss–Hermite nodes of omega = y m + g, g ~ N(0, I_r), y = +-1, in a basis of the span."
-    V = np.stack([mu, k, q], 1)
+def _span(V):
+    "An orthonormal basis (columns) of the span of the columns of V."
     U, sv, _ = np.linalg.svd(V, full_matrices=False)
-    E = U[:, sv > 1e-12 * max(float(sv.max()), 1e-300)] if sv.max() > 0 else U[:, :0]
-    r = E.shape[1]
-    m, kk, qq = E.T @ mu, E.T @ k, E.T @ q
-    n_g = n_g or _N_G[r]
+    return U[:, sv > 1e-12 * max(float(sv.max()), 1e-300)] if sv.max() > 0 else U[:, :0]
+
+def _grid(m, n_g):
+    "Tensor Gauss–Hermite nodes of omega = y m + g, g ~ N(0, I_r), y = +-1: nodes, labels, weights."
+    r = m.size; n_g = n_g or _N_G[r]
     x, w = hermite_rule(n_g)
     grid = lambda v: np.stack([a.ravel() for a in np.meshgrid(*[v] * r, indexing="ij")], 1)
     g = grid(x) if r else np.zeros((1, 0))
     wg = np.prod(grid(w), 1) if r else np.ones(1)
     om = np.concatenate([m + g, -m + g]); y = np.r_[np.ones(len(g)), -np.ones(len(g))]
-    return om, y, np.r_[wg, wg] / 2, m, np.eye(r) + np.outer(kk, qq)
+    return om, y, np.r_[wg, wg] / 2
+
+def _nodes(mu, k, q, n_g):
+    "Nodes, labels and weights of the projections on span(mu, w_K, w_Q), with m and M = I + k q^T."
+    E = _span(np.stack([mu, k, q], 1)); r = E.shape[1]
+    m, kk, qq = E.T @ mu, E.T @ k, E.T @ q
+    return (*_grid(m, n_g), m, np.eye(r) + np.outer(kk, qq))
 
 def _pair_tables(act, L):
     "a_0, a_1 and nu at every entry of L, from a spline on a fine grid of s."
     lo, hi = float(L.min()), float(L.max())
     if hi - lo < 1e-9: lo, hi = lo - 1.0, hi + 1.0
+    from scipy.interpolate import CubicSpline   # here, not at import: the module stays scipy-free
     sg = np.linspace(lo, hi, 2401)
     return tuple(CubicSpline(sg, v)(L) for v in _coef_table(act, sg))
 
@@ -372,17 +383,20 @@ def _dyson_coefs(K, c):
     CPN[:, 1 + k:, 2] = -phi                 # h_r = R D_phi f
     return CNP, CPN
 
-def _dyson_map(K, c, p, gamma):
+def _dyson_map(K, c, p, gamma, tau=0.0):
     "The undamped map m -> (H_0 - Sigma(m))^{-1} of the vector Dyson equation at one gamma."
-    CNP, CPN = _dyson_coefs(K, c); S, kp = CNP.shape[0], CNP.shape[2]
+    CNP, CPN = _dyson_coefs(K, c); S, kp = CNP.shape[0], CNP.shape[2]; k = K.slope_sv.size
     h = (K.slope_left * K.slope_sv * K.slope_right).sum(1) + K.a0_diag / math.sqrt(p)
     H0 = np.zeros((S, 3, 3)); H0[:, 0, 0] = gamma; H0[:, 0, 2] = -h
     H0[:, 1, 1] = 1.0; H0[:, 1, 0] = h; H0[:, 2, 2] = 1.0
     Sig = K.sigma2 * K.weight[None, :] / c   # the profile as an integral operator, over c
-    CPNw, CNPf, Ik = CPN * K.weight[:, None, None], CNP.reshape(3 * S, kp), np.eye(kp)
+    CPNw, CNPf, Hp = CPN * K.weight[:, None, None], CNP.reshape(3 * S, kp), np.eye(kp)
+    if tau:   # the fresh-token perturbation: tau sigma-bar^2 D f in the t-row, tau s_r h_r in e_r
+        H0[:, 1, 2] = tau * (K.sigma2 @ K.weight)
+        Hp[1 + np.arange(k), 1 + k + np.arange(k)] = tau * K.slope_sv
     def F(mm):
         Spp = (CPNw @ mm).transpose(1, 0, 2).reshape(kp, 3 * S) @ CNPf
-        mu_ = np.linalg.solve(Ik - Spp, Ik)             # the p-side blocks (scalars)
+        mu_ = np.linalg.solve(Hp - Spp, np.eye(kp))     # the p-side blocks (scalars)
         Snn = c * ((CNP @ mu_) @ CPN)                   # the Wishart part of the self-energy
         v = Sig @ np.stack([mm[:, 2, 0], mm[:, 2, 1], mm[:, 0, 0], mm[:, 0, 1]], 1)
         SN = np.zeros((S, 3, 3))                        # the noise N: theta, gamma eta, delta
@@ -423,8 +437,8 @@ def _dyson_solve(F, x0, tol, max_iter):
     return fx, n + max_iter, err
 
 # %% ../../nbs/03g_rmt_strong_signal.ipynb #vd-ybar
-def _ybar_dyson(K, mm, c, p):
-    "y^T Qbar y/n: the type-resolved resolvent plus Woodbury on the finite-rank parts (a_0, Omega)."
+def _woodbury(K, mm, c, p):
+    "Finite-rank part P C Q^T/n of the pencil: blocks Pb, columns Pf, and C (I + A C)^{-1} b_R."
     pi, y, om = K.weight, K.y, K.omega
     k0, r, rt = K.sv.size, om.shape[1], math.sqrt(p) / c
     # H_fr = P C Q^T/n: -S (eq t, var x), +S^T (eq x, var f), -Omega^T Omega/n (eq f, var t)
@@ -432,29 +446,39 @@ def _ybar_dyson(K, mm, c, p):
     Qb = np.r_[np.zeros(k0, int), 2 * np.ones(k0, int), np.ones(r, int)]
     Pf = np.column_stack([K.left, K.right, om]); Qf = np.column_stack([K.right, K.left, om])
     C = np.r_[-rt * K.sv, rt * K.sv, -np.ones(r)]
-    base = float((pi * mm[:, 0, 0]).sum())
-    if C.size == 0: return base
     A = np.zeros((C.size, C.size))
     for qb in range(3):                      # block by block: no (S, N, N) array
         for pb in range(3):
             iq, ip = Qb == qb, Pb == pb
             A[np.ix_(iq, ip)] = (Qf[:, iq] * (pi * mm[:, qb, pb])[:, None]).T @ Pf[:, ip]
-    bL = (pi * y) @ (mm[:, 0, Pb] * Pf)
     bR = (pi * y) @ (mm[:, Qb, 0] * Qf)
-    return base - float((bL * C) @ np.linalg.solve(np.eye(C.size) + A * C[None, :], bR))
+    return Pb, Pf, C * np.linalg.solve(np.eye(C.size) + A * C[None, :], bR)
+
+def _ybar_dyson(K, mm, c, p):
+    "y^T Qbar y/n: the type-resolved resolvent plus Woodbury on the finite-rank parts (a_0, Omega)."
+    base = float((K.weight * mm[:, 0, 0]).sum())
+    if K.sv.size + K.omega.shape[1] == 0: return base
+    Pb, Pf, w = _woodbury(K, mm, c, p)
+    return base - float(((K.weight * K.y) @ (mm[:, 0, Pb] * Pf)) @ w)
 
 # %% ../../nbs/03g_rmt_strong_signal.ipynb #vd-path
-def _dyson_path(K, c, p, grid, o):
-    "ybar, convergence, residual and type-averaged self-energies on a gamma grid (vector Dyson)."
-    order = np.argsort(-grid); ys = np.empty(grid.size); conv = np.zeros(grid.size, bool)
-    res = np.empty(grid.size); se = np.empty((3, grid.size)); mm, g0 = None, max(10.0, grid.max())
-    for i in order:      # continuation downwards in gamma, steps of at most a factor 2
+def _dyson_solutions(K, c, p, grid, o):
+    "Yield (i, m, residual) for each gamma of the grid, by continuation downwards from gamma >= 10."
+    mm, g0 = None, max(10.0, grid.max())
+    for i in np.argsort(-grid):      # steps of at most a factor 2
         for g in np.geomspace(g0, grid[i], 2 + int(math.log(g0 / grid[i]) / math.log(2)))[1:-1]:
             F, H0, _ = _dyson_map(K, c, p, g)
             mm = _dyson_solve(F, np.linalg.inv(H0) if mm is None else mm, 1e-10, o.max_iter)[0]
-        F, H0, Sig = _dyson_map(K, c, p, grid[i]); g0 = grid[i]
+        F, H0, _ = _dyson_map(K, c, p, grid[i]); g0 = grid[i]
         mm, _, err = _dyson_solve(F, np.linalg.inv(H0) if mm is None else mm, o.dyson_tol,
                                   o.max_iter)
+        yield i, mm, err
+
+def _dyson_path(K, c, p, grid, o):
+    "ybar, convergence, residual and type-averaged self-energies on a gamma grid (vector Dyson)."
+    ys, conv, res = np.empty(grid.size), np.zeros(grid.size, bool), np.empty(grid.size)
+    se, Sig = np.empty((3, grid.size)), K.sigma2 * K.weight[None, :] / c
+    for i, mm, err in _dyson_solutions(K, c, p, grid, o):
         conv[i], res[i] = err < o.dyson_tol and np.isfinite(mm).all(), err
         ys[i] = _ybar_dyson(K, mm, c, p)
         se[:, i] = (K.weight @ Sig @ mm[:, [0, 2, 2], [0, 1, 0]]) / np.array([1, grid[i], 1])
@@ -767,3 +791,365 @@ def run_strong_signal_sims(path, # CSV to write (rows of points already there ar
                              "seconds": round(time.time() - t0, 1)})
                 added += 1
     return added
+
+# %% ../../nbs/03g_rmt_strong_signal.ipynb #fresh-limit
+def _limit_kernel(act, mu, k, q, o) -> SignalKernel:
+    "The p -> infinity signal kernel: a_1 L, constant a_1, sigma^2, no diagonal (a formal p = 1)."
+    om, y, pi, m, M = _nodes(mu, k, q, o.n_g or 4)   # polynomials of low degree: 4 nodes exact
+    a1, s2 = act.coef.a1, act.coef.sigma2
+    U0, s0, V0 = _svd_weighted(a1 * (om @ M @ om.T), pi, o.rank_tol)
+    S = y.size; one = np.ones((S, 1))
+    return SignalKernel(om, y, pi, U0, V0, s0, a1, s2, 0.0, M, m, one, one, np.array([a1]),
+                        np.full((S, S), s2), np.zeros(S))
+
+# %% ../../nbs/03g_rmt_strong_signal.ipynb #fresh-forms
+def _fresh_forms(K, mm, c, p, U):
+    "u^T (H^{-1})_{f,x} y/n for the columns u of U: the first-order forms of b = X^T beta."
+    pi, y = K.weight, K.y
+    base = (U * (pi * y * mm[:, 2, 0])[:, None]).sum(0)
+    if K.sv.size + K.omega.shape[1] == 0: return base
+    Pb, Pf, w = _woodbury(K, mm, c, p)
+    return base - ((U * pi[:, None]).T @ (mm[:, 2, Pb] * Pf)) @ w
+
+def _fresh_point(K, c, p, gamma, mm, o, h=1e-3):
+    "Signal and noise terms of the test error at one gamma, and the largest Dyson residual."
+    A = K.right @ (K.sv * (math.sqrt(p) / c) * _fresh_forms(K, mm, c, p, K.left))
+    sig, ys, worst = float(K.weight @ (K.y - A)**2), [], 0.0
+    for j in (-2, -1, 1, 2):        # d ybar/d tau: a four-point difference
+        F, _, _ = _dyson_map(K, c, p, gamma, tau=j * h)
+        mj, _, err = _anderson(F, mm, 1e-15, 60)     # tight: the difference divides by h
+        if err > o.dyson_tol: mj, _, err = _dyson_solve(F, mm, o.dyson_tol, o.max_iter)
+        ys.append(_ybar_dyson(K, mj, c, p)); worst = max(worst, err)
+    return sig, (ys[0] - 8 * ys[1] + 8 * ys[2] - ys[3]) / (12 * h * c), worst
+
+# %% ../../nbs/03g_rmt_strong_signal.ipynb #fresh-class
+@dataclass
+class StrongSignalTestTheory:
+    """Finite-p theory of the fresh-token (test) error with the signal part of the score kept
+    exactly.
+
+    Parameters
+    ----------
+    gamma : np.ndarray
+        the ridge grid
+    error : np.ndarray
+        E^test_Attn = signal + noise
+    signal : np.ndarray
+        E (y - A(omega))^2: the label against the signal part of the prediction
+    noise : np.ndarray
+        variance from the fresh token's noise coordinates and the nonlinear part
+    ridge : np.ndarray
+        E^test_RR, the closed form of chapter 03e
+    converged : np.ndarray
+        the vector Dyson equation converged at every tau, per gamma
+    residual : np.ndarray
+        largest scaled Dyson residual, per gamma
+    params : dict, default field(default_factory=dict)
+        c, f, p, epsilon, rank, slope_rank, ...
+    """
+    gamma: np.ndarray # the ridge grid
+    error: np.ndarray # E^test_Attn = signal + noise
+    signal: np.ndarray # E (y - A(omega))^2: the label against the signal part of the prediction
+    noise: np.ndarray # variance from the fresh token's noise coordinates and the nonlinear part
+    ridge: np.ndarray # E^test_RR, the closed form of chapter 03e
+    converged: np.ndarray # the vector Dyson equation converged at every tau, per gamma
+    residual: np.ndarray # largest scaled Dyson residual, per gamma
+    params: dict = field(default_factory=dict) # c, f, p, epsilon, rank, slope_rank, ...
+    @property
+    def difference(self) -> np.ndarray:
+        "E^test_Attn - E^test_RR."
+        return self.error - self.ridge
+
+# %% ../../nbs/03g_rmt_strong_signal.ipynb #fresh-theory
+def strong_signal_test_theory(f, # activation: a name, a callable or an Activation
+                              *, c:float, # ratio p/n in [1e-3, 1e3]
+                              gamma, # ridge parameter(s) in [1e-8, 1e8]
+                              mu, # signal vector
+                              w_K, # key direction of W = I + w_K w_Q^T (same length as mu)
+                              w_Q, # query direction
+                              p:int|None=None, # embedding dimension; None: the p -> infinity limit
+                              options:StrongSignalOptions|None=None, # accuracy knobs (no closure)
+                             ) -> StrongSignalTestTheory:
+    """Fresh-token test error of attention (zeroed context diagonal), the score's signal part exact.
+
+    Parameters
+    ----------
+    f
+        activation: a name, a callable or an Activation
+    c : float
+        ratio p/n in [1e-3, 1e3]
+    gamma
+        ridge parameter(s) in [1e-8, 1e8]
+    mu
+        signal vector
+    w_K
+        key direction of W = I + w_K w_Q^T (same length as mu)
+    w_Q
+        query direction
+    p : int | None, default None
+        embedding dimension; None: the p -> infinity limit
+    options : StrongSignalOptions | None, default None
+        accuracy knobs (no closure)
+    """
+    act = activation(f); c = check_real("c", c, lo=1e-3, hi=1e3); g = _gammas(gamma)
+    mu, k, q = _vectors(mu, w_K, w_Q); o = _options(options)
+    if p is not None: p = check_int("p", p, lo=2)
+    if o.closure:
+        raise ValueError("options.closure must be False: the fresh-token theory is derived on the "
+                         "vector Dyson equation only")
+    K = _limit_kernel(act, mu, k, q, o) if p is None else signal_kernel(act, mu, k, q, p, o)
+    pe, S, kp = 1 if p is None else p, K.y.size, 1 + 2 * K.slope_sv.size
+    solves = 5 * g.size + math.log2(max(10.0, g.max()) / g.min())
+    check_seconds("p", 1e-7 * solves * S * (kp * kp + 4 * S))
+    sig, noi, res = np.empty(g.size), np.empty(g.size), np.empty(g.size)
+    for i, mm, err in _dyson_solutions(K, c, pe, g, o):
+        sig[i], noi[i], worst = _fresh_point(K, c, pe, g[i], mm, o)
+        res[i] = max(err, worst)
+    conv = (res < o.dyson_tol) & np.isfinite(sig + noi)
+    if not conv.all():
+        warnings.warn(f"fixed point not converged at gamma = {g[~conv][:3]}", ConvergenceWarning,
+                      stacklevel=2)
+    params = {"c": c, "f": act.label, "p": p, "rank": K.rank, "slope_rank": int(K.slope_sv.size),
+              "epsilon": None if p is None else score_signal(mu, k, q, p), "snr": float(mu @ mu)}
+    ridge = ridge_test_error(c=c, gamma=g, snr=float(mu @ mu))
+    return StrongSignalTestTheory(g, sig + noi, sig, noi, ridge, conv, res, params)
+
+def strong_signal_test_error(f, # activation: a name, a callable or an Activation
+                             *, c:float, # ratio p/n in [1e-3, 1e3]
+                             gamma, # ridge parameter(s) in [1e-8, 1e8]
+                             mu, # signal vector
+                             w_K, # key direction
+                             w_Q, # query direction
+                             p:int|None=None, # embedding dimension (None: the p -> infinity limit)
+                             options:StrongSignalOptions|None=None, # accuracy knobs
+                            ):
+    """The finite-p fresh-token error of strong_signal_test_theory (a float for a scalar gamma).
+
+    Parameters
+    ----------
+    f
+        activation: a name, a callable or an Activation
+    c : float
+        ratio p/n in [1e-3, 1e3]
+    gamma
+        ridge parameter(s) in [1e-8, 1e8]
+    mu
+        signal vector
+    w_K
+        key direction
+    w_Q
+        query direction
+    p : int | None, default None
+        embedding dimension (None: the p -> infinity limit)
+    options : StrongSignalOptions | None, default None
+        accuracy knobs
+    """
+    E = strong_signal_test_theory(f, c=c, gamma=gamma, mu=mu, w_K=w_K, w_Q=w_Q, p=p,
+                                  options=options).error
+    return float(E[0]) if np.ndim(gamma) == 0 else E
+
+# %% ../../nbs/03g_rmt_strong_signal.ipynb #fresh-sims
+STRONG_SIGNAL_TEST_GAMMAS = (1e-3, 0.1, 1.0) # the ridge grid of the cached fresh-token simulations
+
+_TEST_SPECS = [ # (c, snr, ||w|| (None: w = mu), p, trials); n = p/c, 2000 fresh tokens per context
+    (0.25, 3.0, None, 512, 24), (0.5, 3.0, None, 256, 40), (0.25, 3.0, 1.0, 256, 40),
+    (0.5, 3.0, None, 512, 24)]
+
+def strong_signal_test_points() -> list:
+    "The fresh-token validation points: tanh, zero diagonal, aligned w_K = w_Q; seeds 31100 + i."
+    return [{"f": "tanh", "c": c, "p": p, "n": round(p / c), "snr": snr,
+             "w": math.sqrt(snr) if wn is None else wn, "trials": t, "seed": 31_100 + i}
+            for i, (c, snr, wn, p, t) in enumerate(_TEST_SPECS)]
+
+def run_strong_signal_test_sims(path, # CSV to write (rows of points already there are kept)
+                                points:list, # from strong_signal_test_points
+                               ) -> int:
+    """Paired real-kernel fresh-token errors (attention, ridge, same context and tokens); rows
+    added.
+
+    Parameters
+    ----------
+    path
+        CSV to write (rows of points already there are kept)
+    points : list
+        from strong_signal_test_points
+    """
+    import time
+    from attnstat.rmt.generalisation import simulate_test_errors_cv
+    if not isinstance(points, list) or not all(isinstance(q, dict) for q in points):
+        raise ParameterTypeError("points must be a list of dicts (strong_signal_test_points), "
+                                 f"got {type(points).__name__}")
+    path = _path(path); done = set()
+    if os.path.exists(path): done = {_key(r) for r in load_strong_signal_sims(path)}
+    added, gs = 0, np.array(STRONG_SIGNAL_TEST_GAMMAS)
+    for pt in points:
+        if _key(pt) in done: continue
+        mu, w = _point_vectors(pt); t0 = time.time()
+        e = simulate_test_errors_cv(pt["f"], pt["n"], pt["p"], mu, w, w, gs, pt["trials"],
+                                    pt["seed"], n_test=2000)
+        (am, ase), (rm, rse), (dm, dse) = (e.stats(k) for k in ("attention", "ridge", "difference"))
+        new = not os.path.exists(path)
+        with open(path, "a", newline="") as fh:
+            wr = csv.DictWriter(fh, _FIELDS)
+            if new: wr.writeheader()
+            for i, g in enumerate(gs):
+                wr.writerow({**pt, "gamma": g, "attn": am[i], "attn_se": ase[i], "ridge": rm[i],
+                             "ridge_se": rse[i], "gap": dm[i], "gap_se": dse[i],
+                             "seconds": round(time.time() - t0, 1)})
+                added += 1
+    return added
+
+# %% ../../nbs/03g_rmt_strong_signal.ipynb #ro-kernel
+def _cross_table(act, La, Lb, n_s=601):
+    "E f(a + Z) f(b + Z) at the pairs (La, Lb): a bicubic spline on a grid of (a, b)."
+    from scipy.interpolate import RectBivariateSpline
+    x, w = np.polynomial.legendre.leggauss(8)
+    e = np.linspace(-12.0, 12.0, 401); a_, b_ = e[:-1, None], e[1:, None]
+    z = ((a_ + b_) / 2 + (b_ - a_) / 2 * x).ravel(); wz = ((b_ - a_) / 2 * w).ravel()
+    wz = wz * np.exp(-z * z / 2) / math.sqrt(2 * math.pi)
+    grids = []
+    for L in (La, Lb):
+        lo, hi = float(L.min()), float(L.max())
+        grids.append(np.linspace(lo - 0.5, hi + 0.5, n_s))
+    Fa = np.asarray(act.centred(grids[0][:, None] + z[None, :]), dtype=float)
+    Fb = np.asarray(act.centred(grids[1][:, None] + z[None, :]), dtype=float)
+    return RectBivariateSpline(grids[0], grids[1], (Fa * wz) @ Fb.T).ev(La, Lb)
+
+def _heads_kernel(act, mu, WK, WQ, p, o) -> SignalKernel:
+    "Signal kernel of (1/H) sum_h f(L^h + xi): head-averaged a_0, a_1, nu (p = None: linearised)."
+    E = _span(np.column_stack([mu, WK, WQ])); r, H = E.shape[1], WK.shape[1]
+    if r > 3:
+        raise ValueError("W_K and W_Q must span, with mu, at most 3 dimensions at finite p (the "
+                         f"tensor quadrature of the projections), got {r}")
+    om, y, pi = _grid(E.T @ mu, o.n_g or (4 if p is None else None))   # p = None: 4 nodes exact
+    Ms = [np.eye(r) + np.outer(E.T @ WK[:, h], E.T @ WQ[:, h]) for h in range(H)]
+    S = y.size; one = np.ones((S, 1))
+    if p is None:                 # the linearised heads: a_1 L with the averaged M, constant a_1
+        a1, s2 = act.coef.a1, act.coef.sigma2
+        U0, s0, V0 = _svd_weighted(a1 * (om @ sum(Ms) @ om.T) / H, pi, o.rank_tol)
+        return SignalKernel(om, y, pi, U0, V0, s0, a1, s2, 0.0, sum(Ms) / H, E.T @ mu, one, one,
+                            np.array([a1]), np.full((S, S), s2), np.zeros(S))
+    check_memory("options.n_g", 8.0 * (6 + H) * S * S)
+    Ls = [om @ M @ om.T / math.sqrt(p) for M in Ms]
+    tab = [_pair_tables(act, L) for L in Ls]
+    A0, A1 = sum(t[0] for t in tab) / H, sum(t[1] for t in tab) / H
+    NU = (sum(t[2] for t in tab) + 2 * sum(_cross_table(act, Ls[h], Ls[g])
+                                            for h in range(H) for g in range(h + 1, H))) / H**2
+    W2 = np.outer(pi, pi); S2 = np.maximum(NU - A0**2 - A1**2, 0.0)
+    if float((W2 * (NU - A0**2 - A1**2)).sum()) <= 1e-12 * max(act.coef.nu, 1e-300):
+        S2 = np.zeros_like(S2)    # linear f: exactly no noise
+    U0, s0, V0 = _svd_weighted(A0, pi, o.rank_tol); U1, s1, V1 = _svd_weighted(A1, pi, o.slope_tol)
+    return SignalKernel(om, y, pi, U0, V0, s0, float((W2 * A1).sum()), float((W2 * S2).sum()),
+                        float((pi * np.diag(A0)).sum()), sum(Ms) / H, E.T @ mu, U1, V1, s1, S2,
+                        np.diag(A0).copy())
+
+# %% ../../nbs/03g_rmt_strong_signal.ipynb #ro-paths
+def _kernel_error(K, c, p, g, o):
+    "E = -gamma^2 d ybar/d gamma on the kernel K: error, ybar, converged, residual, self-energies."
+    steps = np.array([-2, -1, 0, 1, 2])
+    grid = (g[:, None] * np.exp(o.fd_step * steps)[None, :]).ravel()
+    ys, conv, res, se = _dyson_path(K, c, p, grid, o)
+    ys = ys.reshape(g.size, 5)
+    E = -g * (ys[:, 0] - 8 * ys[:, 1] + 8 * ys[:, 3] - ys[:, 4]) / (12 * o.fd_step)
+    return E, ys[:, 2], conv.reshape(g.size, 5).all(1), res.reshape(g.size, 5).max(1), se[:, 2::5]
+
+def _kernel_test(K, c, p, g, o):
+    "Signal and noise terms of the fresh-token error on the kernel K, converged and residual."
+    sig, noi, res = np.empty(g.size), np.empty(g.size), np.empty(g.size)
+    for i, mm, err in _dyson_solutions(K, c, p, g, o):
+        sig[i], noi[i], worst = _fresh_point(K, c, p, g[i], mm, o)
+        res[i] = max(err, worst)
+    return sig, noi, (res < o.dyson_tol) & np.isfinite(sig + noi), res
+
+# %% ../../nbs/03g_rmt_strong_signal.ipynb #ro-theory
+def _readout_args(heads, residual, alpha, error, o):
+    "Refuse, naming the parameter, the readouts the finite-p derivation does not cover."
+    for name, v, ok in (("heads", heads, ("average", "sum")),
+                        ("residual", residual, ("none", "sum", "concat")),
+                        ("error", error, ("interpolation", "test"))):
+        if not isinstance(v, str):
+            raise ParameterTypeError(f"{name} must be one of {ok}, got {type(v).__name__}")
+        if v not in ok: raise ValueError(f"{name} must be one of {ok}, got {v!r}")
+    if residual == "concat":
+        raise ValueError("residual='concat' ([X; X K]) is not covered by the finite-p derivation "
+                         "(its Gram matrix B + K^T B K needs a new pencil); use multihead_theory "
+                         "(p -> infinity)")
+    if residual != "none" and error == "test":
+        raise ValueError(f"residual={residual!r} with error='test' is not covered: the fresh "
+                         "feature of a residual readout gains x_star itself, which the derivation "
+                         "does not treat")
+    if alpha is not None and np.any(np.asarray(alpha, dtype=float) != 1.0):
+        raise ValueError("alpha (identity scales alpha_h != 1) is not covered at finite p: the "
+                         "noise part of head h is then alpha_h xi, a different expansion")
+    if o.closure:
+        raise ValueError("options.closure must be False: the readouts use the vector Dyson "
+                         "equation")
+
+def strong_signal_readout_theory(f, # activation: a name, a callable or an Activation
+                                 *, c:float, # ratio p/n in [1e-3, 1e3]
+                                 gamma, # ridge parameter(s) in [1e-8, 1e8]
+                                 mu, # signal vector (length d)
+                                 W_K, # key directions (d, H), column h = w_K^h (vector: 1 head)
+                                 W_Q, # query directions, (d, H)
+                                 p:int|None=None, # embedding dimension; None: p -> infinity
+                                 heads:str="average", # "average" or "sum" of the heads' kernels
+                                 residual:str="none", # "none" (X K), "sum" (X (I + K))
+                                 alpha=None, # identity scales of the heads: None (all 1) only
+                                 error:str="interpolation", # "interpolation" or "test"
+                                 options:StrongSignalOptions|None=None, # accuracy knobs
+                                ):
+    """Finite-p interpolation or fresh-token error of multi-head and residual readouts (zeroed
+    diagonal).
+
+    Parameters
+    ----------
+    f
+        activation: a name, a callable or an Activation
+    c : float
+        ratio p/n in [1e-3, 1e3]
+    gamma
+        ridge parameter(s) in [1e-8, 1e8]
+    mu
+        signal vector (length d)
+    W_K
+        key directions (d, H), column h = w_K^h (vector: 1 head)
+    W_Q
+        query directions, (d, H)
+    p : int | None, default None
+        embedding dimension; None: p -> infinity
+    heads : str, default 'average'
+        "average" or "sum" of the heads' kernels
+    residual : str, default 'none'
+        "none" (X K), "sum" (X (I + K))
+    alpha : default None
+        identity scales of the heads: None (all 1) only
+    error : str, default 'interpolation'
+        "interpolation" or "test"
+    options : StrongSignalOptions | None, default None
+        accuracy knobs
+    """
+    from attnstat.rmt.multihead import _mh_weights
+    act = activation(f); c = check_real("c", c, lo=1e-3, hi=1e3); g = _gammas(gamma)
+    mu, WK, WQ = _mh_weights(mu, W_K, W_Q); o = _options(options)
+    if p is not None: p = check_int("p", p, lo=2)
+    _readout_args(heads, residual, alpha, error, o)
+    H = WK.shape[1]; t = H if heads == "sum" else 1      # X (s I + t K_avg) = t X (K_avg + (s/t) I)
+    K = _heads_kernel(act, mu, WK, WQ, p, o); pe = 1 if p is None else p
+    if residual == "sum": K = dataclasses.replace(K, a0_diag=K.a0_diag - math.sqrt(pe) / t)
+    S, kp = K.y.size, 1 + 2 * K.slope_sv.size
+    check_seconds("p", 1e-7 * 5 * (g.size + 10) * S * (kp * kp + 4 * S))
+    ge, snr = g / t**2, float(mu @ mu)
+    params = {"c": c, "f": act.label, "p": p, "heads": heads, "H": H, "residual": residual,
+              "rank": K.rank, "slope_rank": int(K.slope_sv.size), "snr": snr}
+    if error == "test":
+        sig, noi, conv, res = _kernel_test(K, c, pe, ge, o)
+        rt = ridge_test_error(c=c, gamma=g, snr=snr)
+        out = StrongSignalTestTheory(g, sig + noi, sig, noi, rt, conv, res, params)
+    else:
+        E, yb, conv, res, se = _kernel_error(K, c, pe, ge, o)
+        out = StrongSignalTheory(g, E, yb, ridge_error(c=c, gamma=g, snr=snr), se[0], se[1], se[2],
+                                 conv, res, params)
+    if not conv.all():
+        warnings.warn(f"fixed point not converged at gamma = {g[~conv][:3]}", ConvergenceWarning,
+                      stacklevel=2)
+    return out

@@ -8,7 +8,6 @@ checked: theory as lines, cached simulations as markers."""
 from __future__ import annotations
 import math
 import numpy as np
-from scipy import optimize as _opt
 from ..core import ParameterTypeError, check_array, check_choice, check_real
 from .hermite import activation
 from .theory import (GAMMA_RANGE, _gamma_grid, _noise_solution, attention_error,
@@ -135,7 +134,8 @@ def matched_dof_gamma(f, # activation
     lo, hi = math.log(GAMMA_RANGE[0]), math.log(GAMMA_RANGE[1])
     # dof too close to min(1, c): attention reaches it only as gamma -> 0
     if h(lo) < 0: return GAMMA_RANGE[0]
-    return float(math.exp(_opt.brentq(h, lo, hi, xtol=1e-10, rtol=1e-10)))
+    from scipy import optimize   # imported where used: importing the module stays scipy-free
+    return float(math.exp(optimize.brentq(h, lo, hi, xtol=1e-10, rtol=1e-10)))
 
 # %% ../../nbs/03d_rmt_vs_ridge.ipynb #sweeps-choice
 def _choice(name:str, value, choices) -> str:

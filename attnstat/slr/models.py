@@ -13,7 +13,8 @@ import numpy as np
 from ..core import check_real, check_int, as_generator, spawn, check_array, check_memory
 
 # %% auto #0
-__all__ = ['parse_lengths', 'teacher', 'Projections', 'SLRData', 'SLRModel', 'check_model', 'SpikedSLR', 'MaxSLR']
+__all__ = ['parse_lengths', 'teacher', 'Projections', 'SLRData', 'SLRModel', 'check_model',
+           'SpikedSLR', 'MaxSLR']
 
 # %% ../../nbs/01a_slr_models.ipynb #ca4c2886
 def parse_lengths(L, # an int >= 1 or a dict {length: probability}
