@@ -81,7 +81,8 @@ class MultiFeatureSLR:
     p : tuple, default (1.0,)
         presence probabilities p_a in (0, 1] (one value is broadcast to every feature)
     noise : float, default 0.0
-        label-noise standard deviation (Delta = noise^2)
+        standard deviation of the label noise; risk gains noise^2; spec's Delta (a variance) =
+        noise^2
     prior : tuple | None, default None
         (L,) location law pi: positive, summing to 1 (None: uniform)
     """
@@ -91,7 +92,8 @@ class MultiFeatureSLR:
     p: tuple = (
         1.0,
     )  # presence probabilities p_a in (0, 1] (one value is broadcast to every feature)
-    noise: float = 0.0  # label-noise standard deviation (Delta = noise^2)
+    # standard deviation of the label noise; risk gains noise^2; spec's Delta (a variance) = noise^2
+    noise: float = 0.0
     prior: tuple | None = None  # (L,) location law pi: positive, summing to 1 (None: uniform)
 
     def __post_init__(self):
@@ -177,7 +179,7 @@ def sample_fields(
     n: int,  # number of sequences
     seed=None,  # int or numpy Generator
 ) -> FeatureFields:
-    """Teacher fields, presences, locations, labels (K = 1, p = 1: SpikedSLR's draws).
+    """Teacher fields, presences, locations, labels + noise * N(0, 1) (K = 1, p = 1: SpikedSLR's).
 
     Parameters
     ----------
@@ -640,17 +642,24 @@ class MHDraws:
         number of features
     H : int
         number of heads
+    copies : int, default 1
+        copies of each sequence, in blocks of n / copies rows (2: antithetic)
     """
 
     G: np.ndarray  # (n, L, 2K + 2H): (chi*_1..K (spike included), z*_1..K, xi_1..2H)
     y: np.ndarray  # (n,) labels
     K: int  # number of features
     H: int  # number of heads
+    copies: int = 1  # copies of each sequence, in blocks of n / copies rows (2: antithetic)
 
     def __post_init__(self):
         self.K, self.H = check_int("K", self.K, lo=1), check_int("H", self.H, lo=1)
         self.G = check_array("G", self.G, ndim=3)
         self.y = check_array("y", self.y, ndim=1)
+        self.copies = check_int("copies", self.copies, lo=1)
+        if len(self.y) % self.copies:
+            raise ValueError(f"copies must divide the number of draws {len(self.y)}, "
+                             f"got {self.copies}")
         if len(self.y) != self.G.shape[0]:
             raise ValueError(f"y and G must hold the same number of sequences, got {len(self.y)}, "
                              f"{self.G.shape[0]}")
@@ -664,6 +673,46 @@ class MHDraws:
     def n(self) -> int:
         return len(self.y)
 
+    def per_sequence(
+        self,
+        x,  # (n, ...) a per-draw quantity
+    ) -> np.ndarray:  # (n / copies, ...) its average over the copies of each sequence
+        """Average a per-draw quantity over the copies of each sequence: independent rows.
+
+        Parameters
+        ----------
+        x
+            (n, ...) a per-draw quantity
+
+        Returns
+        -------
+        np.ndarray
+            (n / copies, ...) its average over the copies of each sequence
+        """
+        x = np.asarray(x, float)
+        return x.reshape(self.copies, -1, *x.shape[1:]).mean(axis=0)
+
+    def mean_err(
+        self,
+        x,  # (n,) a per-draw quantity, e.g. squared errors
+    ) -> tuple:  # (mean, standard error over the independent sequences)
+        """Mean of a per-draw quantity and its standard error, the copies of a sequence counted
+        once.
+
+        Parameters
+        ----------
+        x
+            (n,) a per-draw quantity, e.g. squared errors
+
+        Returns
+        -------
+        tuple
+            (mean, standard error over the independent sequences)
+        """
+        b = self.per_sequence(x)
+        err = float(b.std(ddof=1) / math.sqrt(len(b))) if len(b) > 1 else math.nan
+        return float(b.mean()), err
+
 # %% ../../nbs/01g_slr_multihead.ipynb #fe2acb11
 def mh_draws(
     model: MultiFeatureSLR,  # the multi-feature model
@@ -672,7 +721,7 @@ def mh_draws(
     seed=0,  # int or numpy Generator
     exchange: bool = False,  # also the copy with heads 1 and 2 exchanged (4n draws in all, H >= 2)
 ) -> MHDraws:
-    """Draw the fields once (common random numbers), antithetic in the values.
+    """Draw the fields once (common random numbers), antithetic in the values (copies = 2).
 
     Parameters
     ----------
@@ -690,8 +739,8 @@ def mh_draws(
     Returns
     -------
     MHDraws
-        an MHDraws: G (2n, L, 2K + 2H) the teacher fields and orthogonal noises, labels y, K and H
-        (4n draws with exchange=True)
+        an MHDraws: G (2n, L, 2K + 2H) the teacher fields and orthogonal noises, labels y, K, H and
+        copies = 2 (4n draws and copies = 4 with exchange=True)
 
     See Also
     --------
@@ -732,7 +781,7 @@ def mh_draws(
         X = G.copy()
         X[..., i] = G[..., i[[1, 0, 3, 2]]]
         G, y = np.concatenate([G, X]), np.concatenate([y, y])
-    return MHDraws(G, y, K, H)
+    return MHDraws(G, y, K, H, 4 if exchange else 2)
 
 # %% ../../nbs/01g_slr_multihead.ipynb #e54c1a8c
 def reduced_weights_mh(
@@ -788,7 +837,7 @@ class MHRiskGrad:
     r : float
         half risk
     err : float
-        its standard error
+        its standard error (over independent sequences: copies averaged first)
     grad : np.ndarray
         (2K + 2H, 2H) gradient in W~
     grad_c : np.ndarray
@@ -798,7 +847,7 @@ class MHRiskGrad:
     """
 
     r: float  # half risk
-    err: float  # its standard error
+    err: float  # its standard error (over independent sequences: copies averaged first)
     grad: np.ndarray  # (2K + 2H, 2H) gradient in W~
     grad_c: np.ndarray  # (H,) gradient in the offsets c_h (zero for activations without offset)
     Upsilon: (
@@ -859,7 +908,7 @@ def mh_risk_grad(
     >>> Wt = reduced_weights_mh(np.diag([1.7, 1.0]), np.zeros((2, 2)))
     >>> rg = mh_risk_grad(Wt, d, "sink", c=2.0)
     >>> print(f"{rg.r:.3f} +- {rg.err:.3f}", rg.grad.shape, f"dr/dc = {rg.grad_c[0]:.3f}")
-    0.135 +- 0.005 (4, 2) dr/dc = -0.016
+    0.135 +- 0.007 (4, 2) dr/dc = -0.016
     """
     act = mh_activation(activation)
     if not isinstance(sigma, bool):
@@ -878,10 +927,11 @@ def mh_risk_grad(
     n = draws.n
     grad = draws.G.reshape(-1, 2 * (K + H)).T @ (g * e[:, None, None]).reshape(-1, 2 * H) / n
     e2 = e * e
+    r, err = draws.mean_err(e2)  # the antithetic (and exchanged) copies are not independent
     Ups = (g * e2[:, None, None]).reshape(-1, 2 * H).T @ g.reshape(-1, 2 * H) / n if sigma else None
     return MHRiskGrad(
-        0.5 * float(e2.mean()),
-        0.5 * float(e2.std(ddof=1)) / math.sqrt(n),
+        0.5 * r,
+        0.5 * err,
         grad,
         (dfc * e[:, None]).mean(axis=0),
         Ups,
@@ -960,6 +1010,12 @@ class MHOptimum:
         risk of the returned weights on independent draws (unbiased)
     err : float
         its standard error
+    excess : float
+        risk - risk of the Bayes predictor on the same draws (paired; >= 0 in the mean)
+    excess_err : float
+        its standard error (paired: far below err when the optimum is near Bayes)
+    bayes : float
+        risk of the Bayes predictor on those draws (compare mf_bayes_risk)
     risk_search : float
         the minimum on the search draws (biased low)
     Wt : np.ndarray
@@ -970,6 +1026,8 @@ class MHOptimum:
         (2H, 2H) optimal self-overlaps
     c : np.ndarray
         (H,) optimal offsets (log sinks for the learned sink)
+    c_err : np.ndarray
+        (H,) standard errors of c over search draw sets (0: no offset; inf: flat)
     success : bool
         the optimiser reported convergence
     n_iter : int
@@ -980,11 +1038,15 @@ class MHOptimum:
 
     risk: float  # risk of the returned weights on independent draws (unbiased)
     err: float  # its standard error
+    excess: float  # risk - risk of the Bayes predictor on the same draws (paired; >= 0 in the mean)
+    excess_err: float  # its standard error (paired: far below err when the optimum is near Bayes)
+    bayes: float  # risk of the Bayes predictor on those draws (compare mf_bayes_risk)
     risk_search: float  # the minimum on the search draws (biased low)
     Wt: np.ndarray  # (2K + 2H, 2H) optimal reduced weights
     M: np.ndarray  # (2H, 2K) optimal overlaps
     Q: np.ndarray  # (2H, 2H) optimal self-overlaps
     c: np.ndarray  # (H,) optimal offsets (log sinks for the learned sink)
+    c_err: np.ndarray  # (H,) standard errors of c over search draw sets (0: no offset; inf: flat)
     success: bool  # the optimiser reported convergence
     n_iter: int  # optimiser iterations (best start)
     activation: str  # activation name
@@ -1011,6 +1073,38 @@ def _start(model, act, H, rng, jitter):
     )
     return Wt, c + jitter * rng.standard_normal(H)
 
+# %% ../../nbs/01g_slr_multihead.ipynb #10af9704
+def _offset_err(obj, x, d, act, H):
+    "Standard errors of the offsets at the search minimum x: sandwich A S A / n, A = Hessian^-1."
+    if not act.has_offset:
+        return np.zeros(H)
+    P, h = len(x), 1e-4
+    hess = np.empty((P, P))
+    for j in range(P):  # the Hessian of the Monte Carlo objective: differences of its gradient
+        dx = np.zeros(P)
+        dx[j] = h
+        hess[j] = (obj(x + dx)[1] - obj(x - dx)[1]) / (2 * h)
+    w, V = np.linalg.eigh(0.5 * (hess + hess.T))
+    keep = np.abs(w) > 1e-9 * np.abs(w).max()
+    Wt, c = x[:-H].reshape(2 * d.K + 2 * H, 2 * H), x[-H:]
+    f, g, dfc = _heads(act, Wt, d.G, c, H)
+    e = f - d.y  # per draw, the gradient of e^2 / 2: e (sum_l G_l g_l^T, df/dc)
+    gw = np.einsum("nlp,nlh->nph", d.G, g).reshape(len(e), -1)
+    gs = d.per_sequence(np.concatenate([gw, dfc], axis=1) * e[:, None])
+    A = (V[:, keep] / w[keep]) @ V[:, keep].T
+    var = np.diag(A @ np.cov(gs, rowvar=False) @ A)[-H:] / len(gs)
+    flat = np.sum(V[-H:, ~keep] ** 2, axis=1) > 1e-6  # an offset along a flat direction: unknown
+    return np.where(flat, np.inf, np.sqrt(np.clip(var, 0.0, None)))
+
+# %% ../../nbs/01g_slr_multihead.ipynb #d875b684
+def _paired_eval(model, act, Wt, c, ev):
+    "Risk of the heads, of the Bayes predictor and their paired difference on the draws ev."
+    K, H = ev.K, ev.H
+    f = _heads(act, Wt, ev.G, c, H)[0]
+    chi, z = np.swapaxes(ev.G[..., :K], 1, 2), np.swapaxes(ev.G[..., K : 2 * K], 1, 2)
+    e2, eb = (f - ev.y) ** 2, (bayes_predict(model, chi, z) - ev.y) ** 2
+    return ev.mean_err(e2), ev.mean_err(eb), ev.mean_err(e2 - eb)
+
 # %% ../../nbs/01g_slr_multihead.ipynb #c3b28c21
 def mh_optimal_risk(
     model: MultiFeatureSLR,  # the multi-feature model
@@ -1021,7 +1115,7 @@ def mh_optimal_risk(
     n_starts: int = 3,  # starts: the specialised one, then jittered ones
     seed=0,  # int or numpy Generator
 ) -> MHOptimum:
-    """Optimal population risk of H heads: L-BFGS on W~ and the offsets, analytic MC gradient.
+    """Optimal risk of H heads (L-BFGS on W~ and offsets, MC gradient), paired with the Bayes risk.
 
     Parameters
     ----------
@@ -1043,8 +1137,9 @@ def mh_optimal_risk(
     Returns
     -------
     MHOptimum
-        an MHOptimum: risk with its err (independent draws), risk_search, the optimal Wt, M, Q and
-        offsets c (property `sink` = e^c), success, n_iter and the activation name
+        an MHOptimum: risk with its err (independent draws), excess over the Bayes predictor on the
+        same draws with excess_err (paired), bayes, risk_search, the optimal Wt, M, Q, offsets c
+        (property `sink` = e^c) with their errors c_err, success, n_iter and the activation name
 
     See Also
     --------
@@ -1058,6 +1153,9 @@ def mh_optimal_risk(
     ...                     n_starts=1)
     >>> print(f"risk {o.risk:.2f} +- {o.err:.2f}, learned sink {o.sink[0]:.0f} (Bayes: 17.9)")
     risk 0.27 +- 0.01, learned sink 27 (Bayes: 17.9)
+    >>> print(f"log C = {o.c[0]:.1f} +- {o.c_err[0]:.1f} (log C* = 2.9); "
+    ...       f"risk - Bayes (paired) = {o.excess:.4f} +- {o.excess_err:.4f}")
+    log C = 3.3 +- 0.3 (log C* = 2.9); risk - Bayes (paired) = 0.0010 +- 0.0015
     """
     _check_mf(model)
     act = mh_activation(activation)
@@ -1067,7 +1165,9 @@ def mh_optimal_risk(
     n_starts = check_int("n_starts", n_starts, lo=1)
     for name, k in (("n", n), ("n_eval", n_eval)):
         check_memory(name, 8.0 * 6 * k * model.L * (model.K + H))
-    check_seconds("n, n_starts", 2e-5 * n * n_starts * model.L * H * (model.K + H))
+    n_par = 2 * H * (2 * model.K + 2 * H) + H
+    check_memory("n", 8.0 * 4 * n * n_par)
+    check_seconds("n, n_starts", 2e-5 * n * (n_starts + 0.05 * n_par) * model.L * H * (model.K + H))
     r_draw, r_eval, r_start = spawn(seed, 3)
     d = mh_draws(model, H, n, r_draw)
     shape = (2 * model.K + 2 * H, 2 * H)
@@ -1095,16 +1195,21 @@ def mh_optimal_risk(
         if best is None or res.fun < best.fun:
             best = res
     Wt, c = split(best.x)
-    rg = mh_risk_grad(Wt, mh_draws(model, H, n_eval, r_eval), act, c)
+    c_err = _offset_err(obj, best.x, d, act, H)
+    (r, e), (rb, _), (dr, de) = _paired_eval(model, act, Wt, c, mh_draws(model, H, n_eval, r_eval))
     M = Wt[: 2 * model.K].T
     return MHOptimum(
-        2 * rg.r,
-        2 * rg.err,
+        r,
+        e,
+        dr,
+        de,
+        rb,
         2 * float(best.fun),
         Wt,
         M,
         Wt.T @ Wt,
         c,
+        c_err,
         bool(best.success),
         int(best.nit),
         act.name,
