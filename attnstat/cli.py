@@ -17,8 +17,8 @@ __all__ = ['HIDDEN_ALIASES', 'SLR_ACTIVATION', 'RMT_NONLINEARITY', 'RMT_RESIDUAL
            'main', 'slr', 'rmt', 'RegistryChoice', 'NuValue', 'model_options', 'feature_options',
            'make_model', 'make_feature_model', 'bayes', 'population', 'load_heads',
            'geometry_options', 'activation_options', 'hermite', 'multihead_options', 'error',
-           'rmt_simulation_bytes', 'rmt_simulate', 'reproduce', 'replica', 'slr_simulation_bytes',
-           'slr_simulate', 'amp', 'bayes_branches', 'dynamics']
+           'rmt_simulation_bytes', 'rmt_simulate', 'reproduce', 'LamValue', 'replica',
+           'slr_simulation_bytes', 'slr_simulate', 'amp', 'bayes_branches', 'dynamics']
 
 # %% ../nbs/05b_cli.ipynb #10535aea
 def to_jsonable(obj, # a result: dataclass, dict, list, array, numpy scalar or plain value
@@ -1198,8 +1198,9 @@ def _has_dask() -> bool:
 @click.option("--list", "list_", is_flag=True,
               help="List every figure of the book with its chapter, and exit.")
 @click.option("--notebooks", "nbs", type=click.Path(file_okay=False), default=None,
-              help="Folder of the book's notebooks (default: nbs/ of a checkout, or "
-                   "$ATTNSTAT_NOTEBOOKS).")
+              help="A folder holding the book's chapter notebooks, to remake their figures from "
+                   "(default: $ATTNSTAT_NOTEBOOKS, the nbs/ of a checkout, else the copy of the "
+                   "notebooks that the installed wheel carries).")
 @click.option("--progress/--no-progress", default=True, show_default=True, help="Progress bars.")
 @json_option
 @library_errors
@@ -1241,14 +1242,70 @@ def reproduce(only, quick, out, jobs, backend, scheduler, fresh, list_, nbs, pro
                    + (" (quick: reduced sizes)" if quick else ""))
 
 # %% ../nbs/05b_cli.ipynb #3a64dd85
+class LamValue(click.ParamType):
+    "A ridge strength (a number), or the word 'optimal': the lambda that minimises the test error."
+    name = "FLOAT|optimal"
+    def convert(self, value, param, ctx):
+        if isinstance(value, float) or value == "optimal": return value
+        text = str(value).strip()
+        if text.lower() == "optimal": return "optimal"
+        try: v = float(text)
+        except ValueError: self.fail(f"{text!r} is neither a number nor 'optimal'", param, ctx)
+        if math.isnan(v): self.fail("nan is not a value", param, ctx)
+        return v
+
+
+# %% ../nbs/05b_cli.ipynb #cli-lam-bounds
+def _lam_bounds(ctx, param, value):
+    "click callback: the search interval (LO, HI) of --lam optimal, 1e-8 <= LO < HI <= 1e6."
+    lo, hi = value
+    if not (math.isfinite(lo) and math.isfinite(hi) and 0 < lo < hi):
+        raise click.BadParameter(f"need 0 < LO < HI, got LO={lo:g}, HI={hi:g}")
+    if lo < 1e-8 or hi > 1e6:
+        raise click.BadParameter(f"LO and HI must lie in [1e-08, 1e+06], got LO={lo:g}, HI={hi:g}")
+    return (float(lo), float(hi))
+
+
+# %% ../nbs/05b_cli.ipynb #cli-lam-tuned
+def _tuned_rows(ctx, mdl, activation, alpha, bounds, lam_k, lam_v, n_mc, seed, init, c) -> list:
+    """slr replica --lam optimal: per --alpha, lambda* (optimal_lambda along the grid, each search
+    warm-started at the previous one: tuned_curve) and the replica solution there."""
+    typed = [o for o, p in (("--lam-k", "lam_k"), ("--lam-v", "lam_v"), ("--c", "c"))
+             if _typed(ctx, p)]
+    if typed:
+        raise click.UsageError(f"{' and '.join(typed)}: --lam optimal tunes one lambda shared by "
+                               "k and v at c = 0; give a number to --lam to set them")
+    if init != "informed":
+        raise click.UsageError("--init uninformed: --lam optimal starts every search informed")
+    from attnstat.slr.tuning import tuned_curve
+    res = tuned_curve(mdl, activation, alpha, bounds=bounds, seed=seed,
+                      options={"replica": {"n_mc": n_mc}})
+    rows = []
+    for r in res:
+        rep = r.replica.as_dict() if r.replica is not None else {}
+        rows.append({"alpha": r.alpha, "lam": r.lam, "test_error": r.test_error,
+                     "test_error_se": r.test_error_se, "lam_lo": r.lam_lo, "lam_hi": r.lam_hi,
+                     "at_bound": r.at_bound, "search_converged": r.converged, "stop": r.stop,
+                     "n_solves": r.n_iter, "stability": r.stability,
+                     **{k: v for k, v in rep.items() if k not in ("alpha", "test_error",
+                                                                   "test_error_se", "stability")}})
+    keys = dict.fromkeys(k for row in rows for k in row)      # every row gets every column
+    return [{k: row.get(k, float("nan")) for k in keys} for row in rows]
+
+
+# %% ../nbs/05b_cli.ipynb #cli-replica-cmd
 @slr.command()
 @model_options
 @click.option("--activation", type=SLR_ACTIVATION, default="softmax", show_default=True,
               help="Attention activation.")
 @click.option("--alpha", type=FloatList(), required=True,
               help="Sample ratio(s) N/D > 0, comma-separated.")
-@click.option("--lam", type=float, default=0.1, show_default=True,
-              help="Ridge strength > 0 (shared by k and v).")
+@click.option("--lam", type=LamValue(), default=0.1, show_default=True,
+              help="Ridge strength > 0 (shared by k and v), or 'optimal': the lambda that "
+                   "minimises the replica test error at each --alpha (searched in --lam-bounds).")
+@click.option("--lam-bounds", "--lam_bounds", "lam_bounds", type=(float, float),
+              default=(1e-4, 1e2), show_default=True, metavar="LO HI", callback=_lam_bounds,
+              help="Search interval of --lam optimal, 0 < LO < HI (within [1e-8, 1e6]).")
 @click.option("--lam-k", "--lam_k", "lam_k", type=float, default=None,
               help="Ridge strength of k (default --lam).")
 @click.option("--lam-v", "--lam_v", "lam_v", type=float, default=None,
@@ -1261,15 +1318,23 @@ def reproduce(only, quick, out, jobs, backend, scheduler, fresh, list_, nbs, pro
 @click.option("--c", type=float, default=0.0, show_default=True, help="erf offset (fixed).")
 @json_option
 @library_errors
-def replica(model, L, nu, noise, activation, alpha, lam, lam_k, lam_v, n_mc, seed, init, c,
-            as_json):
+def replica(model, L, nu, noise, activation, alpha, lam, lam_bounds, lam_k, lam_v, n_mc, seed,
+            init, c, as_json):
     "Replica prediction of ridge ERM: test error, train loss, overlaps, at each --alpha."
     from attnstat.slr.replica import replica_erm
-    _check_offset(click.get_current_context(), activation, c)
+    ctx = click.get_current_context()
+    _check_offset(ctx, activation, c)
     mdl = make_model(model, L, nu, noise)
-    rows = [replica_erm(mdl, activation, a, lam, lam_k=lam_k, lam_v=lam_v, seed=seed, init=init,
-                        c=c, options={"n_mc": n_mc}).as_dict()
-            for a in alpha]
+    if lam == "optimal":
+        rows = _tuned_rows(ctx, mdl, activation, alpha, lam_bounds, lam_k, lam_v, n_mc, seed,
+                           init, c)
+    elif _typed(ctx, "lam_bounds"):
+        raise click.UsageError("--lam-bounds is the search interval of --lam optimal; with a "
+                               f"fixed --lam {lam:g} it is not used")
+    else:
+        rows = [replica_erm(mdl, activation, a, lam, lam_k=lam_k, lam_v=lam_v, seed=seed,
+                            init=init, c=c, options={"n_mc": n_mc}).as_dict()
+                for a in alpha]
     cols = {k: [r[k] for r in rows] for k in rows[0]}
     emit({"model": model, "L": L, "nu": nu, "noise": noise, "activation": activation, **cols},
          as_json)

@@ -14,12 +14,17 @@ which stays reachable as `integration="mc", n_rand=1`).
    than 1e-8, against the many-start brute-force reference of tests/test_slr_replica.py) and the time, before (Newton from
    omega^k) and after (`prox_global`), and the effect on the fixed point (replica_erm with `prox_guard=False`, the former
    solver, against the default). `--quick`: 1000 samples, no fixed points.
-   Then the softmax prox at L = 5: the former 512-point scan against the L-scaled default (miss rate, CPU cost).
+   Then the softmax prox at L = 5: the 512- and 2048-point ball scans against the default disk scan (miss rate, CPU).
 
 0. `quickstart`: the README's point `replica_erm(SpikedSLR(3, 2.0), "softmax", alpha=5.0, lam=0.1)` with the former
    implementation (attnstat/slr/replica.py at commit FORMER, loaded by `_former.load_former`) and the current one, in the
    same process: CPU seconds, reported standard error of the test error, the CPU ratio and the ratio of the cost per
-   unit of precision (CPU x s.e.^2), and the load average while measuring.
+   unit of precision (CPU x s.e.^2), and the load average while measuring (target of issue 33: <= 3 s CPU at
+   s.e. <= 2e-4). `curve50`: the 50-point curve of section 2 on one core (CPU seconds, former against current;
+   target < 60 s). `agree`: former against current at six points of tests/test_slr_replica.py (spiked and max-SLR;
+   softmax, linear, softplus; RS-stable and RS-unstable): the test errors within their error bars, and the CPU ratio.
+   `target`: the current solver at the quickstart point with 2x and 4x the default n_mc (the standard error against
+   the CPU time: what s.e. <= 2e-4 costs).
 
 Sections can be chosen by name: `python benchmarks/bench_slr_replica.py precision curve prox`; `--quick` runs every
 section at toy size (seconds: a smoke test that the benchmark still runs, not a measurement).
@@ -33,7 +38,9 @@ from scipy.optimize import minimize
 from attnstat.slr import SpikedSLR
 from attnstat.slr.replica import replica_erm, replica_curve, channel_sample, prox_newton, prox_objective, _fields
 
-FORMER = "324bc2f"   # the replica solver before the guard schedule of issue 33 (a full prox_global at every fixed point)
+# the replica solver when issue 33's second round began (12 s CPU per quickstart point at load ~1; a ball scan of 512
+# Sobol points at L = 3, a coarse solve and Newton from two starts on every randomisation): the baseline of the ratios
+FORMER = "c764245"
 
 def quickstart(quick=False, commit=FORMER):
     "The README's replica point, former (git `commit`) against current, in one process (CPU time)."
@@ -50,6 +57,66 @@ def quickstart(quick=False, commit=FORMER):
     ratio("replica point CPU: former / new", cf / cn, f"quickstart point, CPU {cf:.1f} s -> {cn:.1f} s; {load()}")
     ratio("replica point cost per precision (CPU x se^2): former / new", (cf * sf**2) / (cn * sn**2),
           f"s.e. {sf:.2e} -> {sn:.2e}")
+
+def curve50(n_points=50, quick=False, commit=FORMER):
+    "The 50-point curve of section 2 on one core, former (git `commit`) against current: CPU seconds (target < 60 s)."
+    former = load_former("slr.replica", commit)
+    opts = dict(n_mc=512, max_iter=40) if quick else dict(n_mc=8192, atol=1e-5, max_iter=150)
+    alphas = np.geomspace(0.3, 20, n_points)
+    out = {}
+    for name, f in (("former", former.replica_curve), ("new", replica_curve)):
+        c0 = time.process_time()
+        rows = f(SpikedSLR(3, 1.0), "softmax", alphas, 0.1, starts=("informed",), directions=("down",), n_jobs=1,
+                 progress=False, options=opts)
+        out[name] = (time.process_time() - c0, rows)
+        print(f"[2] {name}: {n_points}-point curve on one core, CPU {out[name][0]:.1f} s, converged "
+              f"{sum(r['converged'] for r in rows)}/{len(rows)}, verdicts {_verdict_counts(rows)} ({load()})", flush=True)
+    (cf, rf), (cn, rn) = out["former"], out["new"]
+    dev = [abs(a["test_error"] - b["test_error"]) / max(math.hypot(a["test_error_se"], b["test_error_se"]), 1e-12)
+           for a, b in zip(rf, rn) if a["converged"] and b["converged"]]
+    print(f"[2] |former - new| test error over the curve: max {max(dev, default=float('nan')):.1f} combined s.e., "
+          f"median {np.median(dev) if dev else float('nan'):.2f}", flush=True)
+    ratio(f"{n_points}-point replica curve CPU (one core): former / new", cf / cn, f"CPU {cf:.1f} s -> {cn:.1f} s "
+          f"(target < 60 s); {load()}")
+
+AGREE_POINTS = [("spiked L=3 nu=2 softmax a=5 (quickstart)", (3, 2.0, False), "softmax", 5.0),
+                ("spiked L=2 nu=2 softmax a=2", (2, 2.0, False), "softmax", 2.0),
+                ("spiked L=3 nu=1 softmax a=5 (RS-unstable)", (3, 1.0, False), "softmax", 5.0),
+                ("spiked L=3 nu=2 linear a=5", (3, 2.0, False), "linear", 5.0),
+                ("spiked L=3 nu=2 softplus a=3", (3, 2.0, False), "softplus", 3.0),
+                ("max L=3 softmax a=2", (3, float("inf"), True), "softmax", 2.0)]
+
+def agree(quick=False, commit=FORMER):
+    """Former against current at several points of tests/test_slr_replica.py (lambda = 0.1, default options, seed 0):
+    the test errors must agree within their error bars (the difference over the combined standard error)."""
+    from attnstat.slr import MaxSLR
+    former = load_former("slr.replica", commit)
+    opts = dict(n_mc=2048, max_iter=60) if quick else None
+    worst, cpu = 0.0, [0.0, 0.0]
+    for name, (L, nu, is_max), act, alpha in (AGREE_POINTS[:2] if quick else AGREE_POINTS):
+        model = MaxSLR(L, nu) if is_max else SpikedSLR(L, nu)
+        rs = []
+        for j, f in enumerate((former.replica_erm, replica_erm)):
+            c0 = time.process_time(); rs.append(f(model, act, alpha, 0.1, options=opts)); cpu[j] += time.process_time() - c0
+        (a, b) = rs
+        z = (b.test_error - a.test_error) / max(math.hypot(a.test_error_se, b.test_error_se), 1e-15)
+        worst = max(worst, abs(z))
+        print(f"[a] {name}: test error former {a.test_error:.5f} +- {a.test_error_se:.5f}, new {b.test_error:.5f} +- "
+              f"{b.test_error_se:.5f}: {z:+.2f} combined s.e.; m_k {a.m_k:.4f} / {b.m_k:.4f}; verdicts {a.stability} / "
+              f"{b.stability}", flush=True)
+    print(f"[a] largest |difference| {worst:.2f} combined s.e.; CPU former {cpu[0]:.1f} s, new {cpu[1]:.1f} s ({load()})")
+    ratio("replica points of the test suite, CPU: former / new", cpu[0] / cpu[1], f"{len(AGREE_POINTS)} points; "
+          f"largest test-error difference {worst:.2f} combined s.e.")
+
+def target(factors=(2, 4), quick=False):
+    "The quickstart point at larger n_mc (current solver): CPU seconds against the reported standard error."
+    for f in ((1,) if quick else factors):
+        n = (2048 if quick else 65_536) * f
+        c0 = time.process_time()
+        r = replica_erm(SpikedSLR(3, 2.0), "softmax", alpha=5.0, lam=0.1, options=dict(n_mc=n))
+        c = time.process_time() - c0
+        print(f"[t] n_mc = {n}: test error {r.test_error:.6f} +- {r.test_error_se:.2e}, CPU {c:.1f} s, CPU x se^2 "
+              f"{c * r.test_error_se**2:.2e} (target 3 s x (2e-4)^2 = 1.2e-07; {load()})", flush=True)
 
 def precision(seeds=range(8), former_n=20_000, **new):
     m = SpikedSLR(2, 2.0)
@@ -142,16 +209,23 @@ def prox_L5(n_ref=10_000):
     omk, omv, _, _ = _fields(x, S); omk, omv, y = omk[:n_ref], omv[:n_ref], S.y[:n_ref]
     ref = _brute_prox("softmax", omk, omv, y, x[2], x[5], 0.0)
     out = []
-    for name, kw in (("former scan 512 / keep 6", dict(n_scan=512, keep=6)), ("default scan 2048 / keep 12", {})):
+    for name, kw in (("former scan 512 / keep 6", dict(n_scan=512, keep=6)), ("ball scan 2048 / keep 12 (before the "
+                     "disk)", dict(n_scan=2048)), ("default (softmax: disk of 512 / keep 12)", {})):
         c0 = time.process_time(); _, p, _ = prox_global("softmax", omk, omv, y, x[2], x[5], **kw); out.append(time.process_time() - c0)
         g = p - ref
         print(f"[3] L = 5, {name} on {n_ref} samples: miss rate {np.mean(g > 1e-8):.2e}, max(phi - phi_reference) = {g.max():.1e}, CPU {out[-1]:.2f} s")
-    print(f"[3] cost of the L = 5 scan: {out[1] / out[0]:.2f}x the former (CPU)", flush=True)
+    print(f"[3] cost of the L = 5 scan: {out[2] / out[0]:.2f}x the 512-point ball, {out[2] / out[1]:.2f}x the "
+          f"2048-point ball (CPU)", flush=True)
 
 if __name__ == "__main__":
-    sections = [a for a in sys.argv[1:] if not a.startswith("--")] or ["quickstart", "precision", "curve", "prox"]
+    sections = [a for a in sys.argv[1:] if not a.startswith("--")] or ["quickstart", "agree", "curve50", "target", "precision",
+                                                                        "curve", "prox"]
     quick = QUICK                                                                     # seconds, for a smoke test
+    print(f"bench_slr_replica: {load()}", flush=True)
     if "quickstart" in sections: quickstart(quick)
+    if "curve50" in sections: curve50(n_points=2, quick=True) if quick else curve50()
+    if "agree" in sections: agree(quick)
+    if "target" in sections: target(quick=quick)
     if "precision" in sections: precision(seeds=range(2), former_n=2048, n_mc=2048, max_iter=40) if quick else precision()
     if "curve" in sections:
         t = curve(n_points=2, n_mc=512, max_iter=40) if quick else curve()

@@ -415,3 +415,43 @@ def test_multifeature_refusals(args, option):
     res = run(*args)
     assert res.exit_code == 2, res.output
     assert option in one_line_error(res)
+
+def test_replica_lam_optimal_matches_library():
+    "slr replica --lam optimal: lambda* and its test error as optimal_lambda finds them (issue 32), text and --json."
+    from attnstat.slr import SpikedSLR
+    from attnstat.slr.tuning import optimal_lambda
+    args = ["slr", "replica", "--nu", "2", "--alpha", "2", "--n-mc", "300", "--lam", "optimal", "--lam-bounds", "0.01", "10"]
+    data = json.loads(run(*args, "--json").stdout)
+    ref = optimal_lambda(SpikedSLR(2, 2.0), "softmax", 2.0, bounds=(0.01, 10.0), seed=0, options={"replica": {"n_mc": 300}})
+    assert data["lam"] == [pytest.approx(ref.lam, rel=1e-12)]
+    assert data["test_error"] == [pytest.approx(ref.test_error, rel=1e-12)]
+    assert data["stop"] == [ref.stop] and data["lam_lo"][0] <= data["lam"][0] <= data["lam_hi"][0]
+    assert "m_k" in data and "converged" in data                     # the replica solution at lambda*
+    text = run(*args)
+    assert text.exit_code == 0 and "lam" in text.output and "test_error" in text.output, text.output
+    assert run("slr", "replica", "--help").output.count("optimal") >= 1
+
+@pytest.mark.parametrize("args, words", [
+    (["--lam", "optimal", "--lam-bounds", "1", "0.5"], ["--lam-bounds", "0 < LO < HI"]),
+    (["--lam", "optimal", "--lam-bounds", "0", "1"], ["--lam-bounds", "0 < LO < HI"]),
+    (["--lam", "optimal", "--lam-bounds", "-1", "1"], ["--lam-bounds", "0 < LO < HI"]),
+    (["--lam", "optimal", "--lam-bounds", "1e-9", "1"], ["--lam-bounds", "[1e-08, 1e+06]"]),
+    (["--lam", "optimal", "--lam-bounds", "1", "nan"], ["--lam-bounds"]),
+    (["--lam", "optimal", "--lam-bounds", "1"], ["--lam-bounds"]),
+    (["--lam", "best"], ["--lam", "'optimal'"]),
+    (["--lam", "nan"], ["--lam", "nan"]),
+    (["--lam-bounds", "0.1", "1"], ["--lam-bounds", "--lam optimal"]),
+    (["--lam", "optimal", "--lam-k", "1"], ["--lam-k", "--lam optimal"]),
+    (["--lam", "optimal", "--init", "uninformed"], ["--init", "--lam optimal"]),
+])
+def test_replica_lam_optimal_bad_input(args, words):
+    "Bad --lam / --lam-bounds: one line naming the option, exit code 2, no traceback."
+    res = run("slr", "replica", "--nu", "2", "--alpha", "2", "--n-mc", "300", *args)
+    assert res.exit_code == 2, res.output
+    line = one_line_error(res)
+    assert all(w in line for w in words), line
+
+def test_reproduce_notebooks_help_names_the_folder():
+    "reproduce --notebooks: a folder holding the book's notebooks; the installed wheel carries a copy (issue 33)."
+    out = " ".join(run("reproduce", "--help").output.split())
+    assert "book's chapter notebooks" in out and "wheel carries" in out, out

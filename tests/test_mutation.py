@@ -228,6 +228,8 @@ def _recipes_more(F):
     chi = S.chi_star if S.chi_star is not None else omk
     T3 = rng.normal(size=(40, 3, 3))
     mu, WK, WQ = head_family("hetero", 2)
+    mu1, WK1, WQ1 = head_family("identical", 2)   # one direction: inside the finite-p derivation's span
+    ss = dict(f="tanh", c=0.5, gamma=[1.0], mu=[1.0, 0.0], w_K=[1.0, 0.0], w_Q=[0.5, 0.5], p=128)
     Xm = rng.standard_normal((len(mu), 16))
     from attnstat.slr.replica import replica_erm
     rep = replica_erm(model, "linear", 2.0, 0.1, sample=S, options=dict(diagnostics=False))
@@ -286,6 +288,11 @@ def _recipes_more(F):
         "readout_features": dict(X=Xm, XK=Xm * 0.5, readout="sum"),
         "simulate_multihead": dict(f="tanh", n=16, p=len(mu), mu=mu, W_K=WK, W_Q=WQ, gammas=[0.1, 1.0], trials=2, seed=0),
         "cov_sqrt": dict(cov=np.array([[1.0, 0.5], [0.5, 1.0]])),
+        # the finite-p theory answers for p >= P_MIN = 64 (strong_signal.P_MIN)
+        "strong_signal_theory": ss, "strong_signal_error": ss, "strong_signal_test_theory": ss,
+        "strong_signal_test_error": ss,
+        "signal_kernel": {k: ss[k] for k in ("f", "mu", "w_K", "w_Q", "p")},
+        "strong_signal_readout_theory": dict(f="tanh", c=0.5, gamma=[1.0], mu=mu1, W_K=WK1, W_Q=WQ1, p=128),
         "load_strong_signal_sims": dict(path=ROOT / "data" / "strong_signal_sims.csv"),
         "optimal_lambda": dict(model=F["model"], activation="linear", alpha=2.0,
                                options=dict(max_eval=4, replica=dict(n_mc=128, n_rand=1, diagnostics=False))),
@@ -309,6 +316,7 @@ SKIP = {
     "register_head_mode": "mutates the global registry", "register_readout": "mutates the global registry",
     "register_head_family": "mutates the global registry",
     "run_strong_signal_sims": "writes a book data set (minutes)",
+    "run_strong_signal_test_sims": "writes a book data set (minutes)",
     # the book's machinery (attnstat.book.slr_tables; attnstat.book is not in MODULES): kept in case it joins them
     "save_table": "writes files", "cached_table": "writes files", "load_table": "reads a table file",
 }

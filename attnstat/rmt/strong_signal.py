@@ -17,7 +17,7 @@ from .models import empirical_errors
 from .generalisation import ridge_test_error
 
 # %% auto #0
-__all__ = ['STRONG_SIGNAL_GAMMAS', 'STRONG_SIGNAL_TEST_GAMMAS', 'SignalCoefficients',
+__all__ = ['P_MIN', 'STRONG_SIGNAL_GAMMAS', 'STRONG_SIGNAL_TEST_GAMMAS', 'SignalCoefficients',
            'signal_coefficients', 'score_signal', 'StrongSignalOptions', 'SignalKernel',
            'signal_kernel', 'StrongSignalTheory', 'strong_signal_theory', 'strong_signal_error',
            'strong_signal_points', 'load_strong_signal_sims', 'run_strong_signal_sims',
@@ -110,6 +110,9 @@ def _vectors(mu, w_K, w_Q):
         raise ValueError("mu, w_K and w_Q must have the same length, "
                          f"got {out[0].size}, {out[1].size}, {out[2].size}")
     return out
+
+P_MIN = 64 # the smallest p the finite-p theory answers for: it drops O(1/p) terms (validated at p >= 128),
+           # and below it the vector Dyson iteration slows (8 s at p = 16, 20 s at p = 3)
 
 def score_signal(mu, # signal vector
                  w_K, # key direction
@@ -577,7 +580,7 @@ def _vector_path(act, mu, k, q, c, p, grid, o):
     check_memory("p", 8.0 * (S * (9 + 6 * kp + 2 * N) + S * S + kp * kp + N * N))
     solves = grid.size + math.log2(max(10.0, grid.max()) / grid.min())
     # about 100 map evaluations per solve, each O(S (3 kp)^2 + 4 S^2): the rank grows as p falls
-    check_seconds("p", 1e-7 * solves * S * (kp * kp + 4 * S))
+    check_seconds("p", 1.2e-8 * solves * S * (kp * kp + 4 * S))
     ys, conv, res, se = _dyson_path(K, c, p, grid, o)
     info = {"a1bar": K.a1bar, "sigma2bar": K.sigma2bar, "diag": -K.diag_mean / math.sqrt(p),
             "rank": K.rank, "slope_rank": int(K.slope_sv.size)}
@@ -617,7 +620,7 @@ def strong_signal_theory(f, # activation: a name, a callable or an Activation
     """
     act = activation(f); c = check_real("c", c, lo=1e-3, hi=1e3); g = _gammas(gamma)
     mu, k, q = _vectors(mu, w_K, w_Q); o = _options(options)
-    if p is not None: p = check_int("p", p, lo=2)
+    if p is not None: p = check_int("p", p, lo=P_MIN)
     steps = np.array([-2, -1, 0, 1, 2])
     grid = (g[:, None] * np.exp(o.fd_step * steps)[None, :]).ravel()
     path = _closure_path if p is None or o.closure else _vector_path
@@ -893,14 +896,14 @@ def strong_signal_test_theory(f, # activation: a name, a callable or an Activati
     """
     act = activation(f); c = check_real("c", c, lo=1e-3, hi=1e3); g = _gammas(gamma)
     mu, k, q = _vectors(mu, w_K, w_Q); o = _options(options)
-    if p is not None: p = check_int("p", p, lo=2)
+    if p is not None: p = check_int("p", p, lo=P_MIN)
     if o.closure:
         raise ValueError("options.closure must be False: the fresh-token theory is derived on the "
                          "vector Dyson equation only")
     K = _limit_kernel(act, mu, k, q, o) if p is None else signal_kernel(act, mu, k, q, p, o)
     pe, S, kp = 1 if p is None else p, K.y.size, 1 + 2 * K.slope_sv.size
     solves = 5 * g.size + math.log2(max(10.0, g.max()) / g.min())
-    check_seconds("p", 1e-7 * solves * S * (kp * kp + 4 * S))
+    check_seconds("p", 1.2e-8 * solves * S * (kp * kp + 4 * S))
     sig, noi, res = np.empty(g.size), np.empty(g.size), np.empty(g.size)
     for i, mm, err in _dyson_solutions(K, c, pe, g, o):
         sig[i], noi[i], worst = _fresh_point(K, c, pe, g[i], mm, o)
@@ -1078,7 +1081,8 @@ def _readout_args(heads, residual, alpha, error, o):
         raise ValueError(f"residual={residual!r} with error='test' is not covered: the fresh "
                          "feature of a residual readout gains x_star itself, which the derivation "
                          "does not treat")
-    if alpha is not None and np.any(np.asarray(alpha, dtype=float) != 1.0):
+    if alpha is not None: alpha = check_array("alpha", alpha)
+    if alpha is not None and np.any(alpha != 1.0):
         raise ValueError("alpha (identity scales alpha_h != 1) is not covered at finite p: the "
                          "noise part of head h is then alpha_h xi, a different expansion")
     if o.closure:
@@ -1131,13 +1135,13 @@ def strong_signal_readout_theory(f, # activation: a name, a callable or an Activ
     from attnstat.rmt.multihead import _mh_weights
     act = activation(f); c = check_real("c", c, lo=1e-3, hi=1e3); g = _gammas(gamma)
     mu, WK, WQ = _mh_weights(mu, W_K, W_Q); o = _options(options)
-    if p is not None: p = check_int("p", p, lo=2)
+    if p is not None: p = check_int("p", p, lo=P_MIN)
     _readout_args(heads, residual, alpha, error, o)
     H = WK.shape[1]; t = H if heads == "sum" else 1      # X (s I + t K_avg) = t X (K_avg + (s/t) I)
     K = _heads_kernel(act, mu, WK, WQ, p, o); pe = 1 if p is None else p
     if residual == "sum": K = dataclasses.replace(K, a0_diag=K.a0_diag - math.sqrt(pe) / t)
     S, kp = K.y.size, 1 + 2 * K.slope_sv.size
-    check_seconds("p", 1e-7 * 5 * (g.size + 10) * S * (kp * kp + 4 * S))
+    check_seconds("p", 1.2e-8 * 5 * (g.size + 10) * S * (kp * kp + 4 * S))
     ge, snr = g / t**2, float(mu @ mu)
     params = {"c": c, "f": act.label, "p": p, "heads": heads, "H": H, "residual": residual,
               "rank": K.rank, "slope_rank": int(K.slope_sv.size), "snr": snr}

@@ -397,6 +397,8 @@ def _check_arity(objective, x0, args):
         raise ParameterTypeError(
             f"args must fit objective(x, *args, derivatives=...): {e}") from None
 
+
+# %% ../../nbs/02a_slr_replica.ipynb #batched-newton-api
 def batched_newton(objective, # objective(x, *args, derivatives=False) -> phi (n,)
                               # or (phi, grad (n, L), hess (n, L, L))
                    x0, # (n, L) starting points
@@ -506,12 +508,17 @@ def prox_newton(activation, # name or Activation
 # %% ../../nbs/02a_slr_replica.ipynb #c9a2b002
 _RADII = (0.15, 0.3, 0.5, 0.75, 1.0)
 
-def _ball_design(L, normalised, n_scan, seed=20_251_201):
+def _ball_design(L, normalised, n_scan, seed=20_251_201, shift=False):
     """Fixed scan design in the unit ball: a scrambled Sobol ball (K, L) and the attention-shifting
-    token moves (directions, L)."""
+    token moves (directions, L). With `shift` the points fill the disk sum(d) = 0 (uniform, of
+    dimension L - 1; softmax does not see a common shift of the keys, so its minimisers lie there)
+    and there are no token moves (the disk covers them: no miss on 4 x 10^4 samples at L = 2, 3, 5
+    against a many-start reference)."""
     G = sobol_normal(2 ** max(1, round(math.log2(n_scan))), L + 1, seed)
     from scipy.special import ndtr
-    ball = G[:, :L] / np.linalg.norm(G[:, :L], axis=1, keepdims=True) * ndtr(G[:, L:]) ** (1.0 / L)
+    shift = shift and L > 1
+    B = G[:, :L] - G[:, :L].mean(1, keepdims=True) if shift else G[:, :L]
+    ball = B / np.linalg.norm(B, axis=1, keepdims=True) * ndtr(G[:, L:]) ** (1.0 / (L - shift))
     E = np.eye(L)
     dirs = [E[l] for l in range(L)]
     dirs += [(E[l] - E[m]) / math.sqrt(2) for l in range(L) for m in range(L) if l != m]
@@ -519,7 +526,8 @@ def _ball_design(L, normalised, n_scan, seed=20_251_201):
         dirs += [-E[l] for l in range(L)]
         dirs += [s * (E[l] + E[m]) / math.sqrt(2) for l in range(L) for m in range(l + 1, L)
                  for s in (1.0, -1.0)]
-    return ball, np.array(dirs)
+    return ball, (np.zeros((0, L)) if shift else np.array(dirs))
+
 
 # %% ../../nbs/02a_slr_replica.ipynb #glob-values
 def _ball_values(act, P, D, R, m):
@@ -560,33 +568,43 @@ def _scan_starts(act, P, R, m, design, keep):
 def _prox_global(act, omk, omv, y, Vk, Vv, mask=None, c=0.0, warm=None, n_scan=None, keep=None,
                  xtol=1e-10, gap=False):
     """Global prox (see prox_global): (chi, phi, n_unconverged), and with `gap` the distance in phi
-    to the next-lowest distinct minimum found per sample (inf where none)."""
+    to the next-lowest distinct minimum found per sample (inf where none) and that minimum
+    (n, L)."""
     omk = np.asarray(omk, float); n, L = omk.shape
-    # the ball's volume grows with L: at L = 5, 512 points missed 1 in 1e4
-    if n_scan is None: n_scan = 512 * 2 ** max(0, L - 3)
+    # softmax on full rows: the (L - 1)-disk of its minimisers; the ball's volume grows with L (at
+    # L = 5, 512 points missed 1 in 1e4)
+    shift = getattr(act, "name", "") == "softmax" and (mask is None or bool(np.all(mask)))
+    if n_scan is None: n_scan = (128 if shift else 512) * 2 ** max(0, L - 3)
     if keep is None: keep = 6 if L <= 3 else 2 * L + 2
-    # memory: the candidates, their values and Newton's copies; time: measured 4e-7 s per sample
-    # and scan point, 1e-5 s per Newton start
+    # memory: candidates, values, Newton's copies; time: 4e-7 s per sample and point, 1e-5 per start
     check_memory("keep", 8.0 * 4 * n * max(keep, 1) * L)
     check_seconds("n_scan, keep", n * (5e-7 * n_scan + 2e-5 * keep))
     m = np.ones((n, L), bool) if mask is None else np.asarray(mask, bool)
     P = (omk, omv, y, Vk, Vv, mask, c)
-    phi0 = _prox_objective(act, omk, omk, omv, y, Vk, Vv, mask, c)
-    R = np.sqrt(2 * Vk * np.maximum(phi0, 0.0))                    # the ball of the minimum
-    starts = [] if warm is None else [np.asarray(warm, float)]
-    starts += [omk] + _scan_starts(act, P, R, m, _ball_design(L, act.normalised, n_scan), keep)
-    best = bphi = None; left = 0; second = np.full(n, np.inf)
-    for x0 in starts:
+    best = bphi = None; left = 0; second = np.full(n, np.inf); chi2 = omk.copy()
+    def start(x0):
+        nonlocal best, bphi, left, second
         chi, phi, lf = _prox_newton(act, omk, omv, y, Vk, Vv, mask, c, x0=x0, xtol=xtol,
                                     merge=None if best is None else (best, bphi))
         left = max(left, lf)
         if best is None:
-            best, bphi = chi, phi; continue
+            best, bphi = chi, phi; return
         other = _lmax(np.abs(chi - best)) > 1e-3 * (1.0 + _lmax(np.abs(best)))
         b = phi < bphi
-        second = np.where(other, np.minimum(second, np.where(b, bphi, phi)), second)
+        up = other & (np.where(b, bphi, phi) < second)
+        chi2[up] = np.where(b[:, None], best, chi)[up]
+        second = np.where(up, np.where(b, bphi, phi), second)
         best[b] = chi[b]; bphi = np.where(b, phi, bphi)
-    return (best, bphi, left, second - bphi) if gap else (best, bphi, left)
+    for x0 in ([] if warm is None else [np.asarray(warm, float)]) + [omk]: start(x0)
+    # a lower minimum lies within |chi - omk|^2 <= 2 V_k phi_best (phi >= |chi - omk|^2 / (2 V_k));
+    # with `gap`, also every minimum within the guard's margin of phi_best
+    top = bphi + (_GUARD_GAP * (1.0 + np.abs(bphi)) if gap else 0.0)
+    phi0 = _prox_objective(act, omk, omk, omv, y, Vk, Vv, mask, c)
+    R = np.sqrt(2 * Vk * np.maximum(np.minimum(top, phi0), 0.0))
+    design = _ball_design(L, act.normalised, n_scan, shift=shift)
+    for x0 in _scan_starts(act, P, R, m, design, keep): start(x0)
+    return (best, bphi, left, second - bphi, chi2) if gap else (best, bphi, left)
+
 
 # %% ../../nbs/02a_slr_replica.ipynb #global-public
 def prox_global(activation, # name or Activation
@@ -598,13 +616,15 @@ def prox_global(activation, # name or Activation
                 mask=None, # (n, L) bool, True on real tokens
                 c:float=0.0, # erf offset
                 warm=None, # (n, L) an extra start (a previous solution)
-                n_scan:int|None=None, # Sobol points of the scan (plus the token moves);
-                                      # default 512 * 2^max(0, L - 3)
+                n_scan:int|None=None, # Sobol points of the scan; default 512 * 2^max(0, L - 3)
+                                      # (with the token moves), softmax: 128 * 2^max(0, L - 3)
+                                      # on the disk sum(chi - omk) = 0
                 keep:int|None=None, # best Sobol points per sample that Newton starts from;
                                     # default 6, 2 L + 2 for L > 3
                 xtol:float=1e-10, # Newton tolerance
                ) -> tuple:
-    """Global prox: Newton from omega^k, a warm start and a ball scan: (chi, phi, n_unconverged).
+    """Global prox: Newton from omega^k, a warm start and a ball (softmax: disk) scan: (chi, phi,
+    n_unconverged).
 
     Parameters
     ----------
@@ -627,7 +647,8 @@ def prox_global(activation, # name or Activation
     warm : default None
         (n, L) an extra start (a previous solution)
     n_scan : int | None, default None
-        Sobol points of the scan (plus the token moves); default 512 * 2^max(0, L - 3)
+        Sobol points of the scan; default 512 * 2^max(0, L - 3) (with the token moves), softmax: 128
+        * 2^max(0, L - 3) on the disk sum(chi - omk) = 0
     keep : int | None, default None
         best Sobol points per sample that Newton starts from; default 6, 2 L + 2 for L > 3
     xtol : float, default 1e-10
@@ -795,9 +816,10 @@ def prior_update(hats, # the six conjugates (mhat_k, qhat_k, Vhat_k, mhat_v, qha
     return np.array(out)
 
 # %% ../../nbs/02a_slr_replica.ipynb #upd-prox
-def _prox_solve(act, x, S, c, warm, xtol, starts):
+def _prox_solve(act, x, S, c, warm, xtol, starts, alt=None):
     """The prox of every sample at the overlaps x: Newton from the warm start and/or omega^k, or the
-    global prox (see _channel_update): (chi, phi, n_better)."""
+    global prox (see _channel_update), and from `alt` = (rows, chi) on those rows (the lower of the
+    two is kept, the other tracked in `alt`): (chi, phi, n_better)."""
     omk, omv, _, _ = _fields(x, S)
     V_k, V_v = x[2], x[5]
     best = best_phi = None
@@ -818,6 +840,13 @@ def _prox_solve(act, x, S, c, warm, xtol, starts):
         # beyond rounding
         n_better = int(np.sum(phi < best_phi - 1e-12 * (1.0 + np.abs(best_phi))))
         best[better] = chi[better]; best_phi = np.where(better, phi, best_phi)
+    if alt is not None and len(alt[0]):
+        i, cut = alt[0], (lambda a: None if a is None else a[alt[0]])
+        ca, pa, _ = _prox_newton(act, omk[i], omv[i], S.y[i], V_k, V_v, cut(S.mask), c, x0=alt[1],
+                                 xtol=xtol)
+        b = pa < best_phi[i]
+        alt[1][:] = np.where(b[:, None], best[i], ca)
+        best[i[b]], best_phi[i[b]] = ca[b], pa[b]
     return best, best_phi, n_better
 
 # %% ../../nbs/02a_slr_replica.ipynb #upd-hats
@@ -840,10 +869,11 @@ def _hats(act, x, S, alpha, c, best, vhat):
     return hats, s, r
 
 # %% ../../nbs/02a_slr_replica.ipynb #upd-core
-def _channel_update(act, x, S, alpha, c=0.0, warm=None, xtol=1e-10, vhat="stein", starts="both"):
+def _channel_update(act, x, S, alpha, c=0.0, warm=None, xtol=1e-10, vhat="stein", starts="both",
+                    alt=None):
     """Channel side of the RS equations (see channel_update): multi-start Newton prox, then the six
     conjugates: (hats, aux)."""
-    best, best_phi, n_better = _prox_solve(act, x, S, c, warm, xtol, starts)
+    best, best_phi, n_better = _prox_solve(act, x, S, c, warm, xtol, starts, alt)
     hats, s, r = _hats(act, x, S, alpha, c, best, vhat)
     return hats, {"chi": best, "r": r, "phi": best_phi, "s": s, "n_better": n_better}
 
@@ -1235,19 +1265,43 @@ def ridge_textbook(alpha:float, # sample ratio
     e = (rho * u * u + sigma2) * (iv + 1) / (iv + u)
     return {"V": V, "m": m, "q": e - rho + 2 * m - sigma2, "test_error": e}
 
+# %% ../../nbs/02a_slr_replica.ipynb #replica-row-def
+class _ReplicaRow:
+    "The methods of ReplicaResult: its overlaps, conjugates and errors as attributes, a flat row."
+    def __getattr__(self, k):
+        d = self.__dict__
+        for part in ("overlaps", "conjugates", "se"):
+            if k in d.get(part, {}): return d[part][k]
+        raise AttributeError(k)
+
+    @property
+    def x(self) -> np.ndarray:
+        "The six overlaps as an array in ORDER."
+        return np.array([self.overlaps[k] for k in ORDER])
+
+    def as_dict(self) -> dict:
+        "A flat row for tidy tables."
+        return dict(alpha=self.alpha, lam_k=self.lam_k, lam_v=self.lam_v, **self.overlaps,
+                    **self.conjugates, test_error=self.test_error,
+                    test_error_se=self.test_error_se, excess=self.excess,
+                    train_loss=self.train_loss, energy=self.energy, **self.se,
+                    replicon=self.replicon, replicon_se=self.replicon_se, jump_k=self.jump_k,
+                    jump_k_se=self.jump_k_se, jump_v=self.jump_v, jump_v_se=self.jump_v_se,
+                    rs_stable=self.rs_stable, stability=self.stability, converged=self.converged,
+                    n_iter=self.n_iter, residual=self.residual, n_mc=self.n_mc,
+                    n_rand=self.n_rand, integration=self.integration, mc_seed=str(self.mc_seed),
+                    init=self.init if isinstance(self.init, str) else "given")
+
+
 # %% ../../nbs/02a_slr_replica.ipynb #ef158e5e
 @dataclass
-class ReplicaResult:
+class ReplicaResult(_ReplicaRow):
     """Replica-symmetric ERM fixed point with its diagnostics.
 
-    Integration error: the fixed point is solved on `n_rand` independent randomisations of the
-    channel sample; every reported number is their mean and every `*_se` the standard deviation of
-    the `n_rand` answers over sqrt(n_rand). RS stability: `stability` is the three-way verdict of
-    `rs_verdict` ("stable", "unstable", "undetermined") from the replicon and the two jump parts
-    with their standard errors; `rs_stable` is the same as True / False / None. `replicon` is the
-    smooth replicon, its near-cusp tail modelled by `replicon_estimate`; it and the jump parts are
-    NaN when not computed (diagnostics=False). `history` holds the first randomisation's
-    iterates.
+    Every number is the mean over `n_rand` independent randomisations of the channel sample, every
+    `*_se` their standard deviation over sqrt(n_rand). `stability` is the verdict of `rs_verdict`
+    from the replicon (its near-cusp tail modelled) and the two jump parts (`rs_stable`: True,
+    False, None); they are NaN when not computed (diagnostics=False).
 
     Parameters
     ----------
@@ -1340,29 +1394,29 @@ class ReplicaResult:
     integration: str = "mc" # "rqmc" or "mc"
     stability: str = "stable" # verdict of rs_verdict: "stable", "unstable" or "undetermined"
 
-    def __getattr__(self, k):
-        d = self.__dict__
-        for part in ("overlaps", "conjugates", "se"):
-            if k in d.get(part, {}): return d[part][k]
-        raise AttributeError(k)
 
-    @property
-    def x(self) -> np.ndarray:
-        "The six overlaps as an array in ORDER."
-        return np.array([self.overlaps[k] for k in ORDER])
+# %% ../../nbs/02a_slr_replica.ipynb #check-options-def
+def _check_options(o):
+    "Check every field of a ReplicaOptions (the errors name options.FIELD)."
+    n = lambda f: f"options.{f}"
+    check_int(n("n_mc"), o.n_mc, lo=100); check_int(n("n_rand"), o.n_rand, lo=1)
+    _option(n("integration"), o.integration, ("rqmc", "mc"))
+    check_real(n("damping"), o.damping, lo=0.0, hi=1.0, hi_open=True)
+    _option(n("method"), o.method, ("anderson", "damped"))
+    check_int(n("anderson_m"), o.anderson_m, lo=1, hi=100)
+    check_real(n("anderson_start"), o.anderson_start, lo=0.0, allow_inf=True)
+    check_real(n("atol"), o.atol, lo=0.0); check_real(n("rtol"), o.rtol, lo=0.0)
+    check_int(n("max_iter"), o.max_iter, lo=1); check_positive(n("xtol"), o.xtol)
+    if not isinstance(o.test_method, str):
+        raise ParameterTypeError(
+            f"options.test_method must be a string, got {type(o.test_method).__name__}")
+    _option(n("vhat"), o.vhat, ("stein", "jacobian"))
+    _option(n("prox_starts"), o.prox_starts, ("both", "warm", "global"))
+    for f in ("history", "diagnostics", "presolve", "prox_guard"): _flag(n(f), getattr(o, f))
+    if o.warm_kw is not None and not isinstance(o.warm_kw, dict):
+        raise ParameterTypeError(
+            f"options.warm_kw must be None or a dict, got {type(o.warm_kw).__name__}")
 
-    def as_dict(self) -> dict:
-        "A flat row for tidy tables."
-        return dict(alpha=self.alpha, lam_k=self.lam_k, lam_v=self.lam_v, **self.overlaps,
-                    **self.conjugates, test_error=self.test_error,
-                    test_error_se=self.test_error_se, excess=self.excess,
-                    train_loss=self.train_loss, energy=self.energy, **self.se,
-                    replicon=self.replicon, replicon_se=self.replicon_se, jump_k=self.jump_k,
-                    jump_k_se=self.jump_k_se, jump_v=self.jump_v, jump_v_se=self.jump_v_se,
-                    rs_stable=self.rs_stable, stability=self.stability, converged=self.converged,
-                    n_iter=self.n_iter, residual=self.residual, n_mc=self.n_mc,
-                    n_rand=self.n_rand, integration=self.integration, mc_seed=str(self.mc_seed),
-                    init=self.init if isinstance(self.init, str) else "given")
 
 # %% ../../nbs/02a_slr_replica.ipynb #9d956ba9
 @dataclass(frozen=True)
@@ -1432,24 +1486,8 @@ class ReplicaOptions:
 
     def __post_init__(self):
         "Check every field (the errors name options.FIELD)."
-        n = lambda f: f"options.{f}"
-        check_int(n("n_mc"), self.n_mc, lo=100); check_int(n("n_rand"), self.n_rand, lo=1)
-        _option(n("integration"), self.integration, ("rqmc", "mc"))
-        check_real(n("damping"), self.damping, lo=0.0, hi=1.0, hi_open=True)
-        _option(n("method"), self.method, ("anderson", "damped"))
-        check_int(n("anderson_m"), self.anderson_m, lo=1, hi=100)
-        check_real(n("anderson_start"), self.anderson_start, lo=0.0, allow_inf=True)
-        check_real(n("atol"), self.atol, lo=0.0); check_real(n("rtol"), self.rtol, lo=0.0)
-        check_int(n("max_iter"), self.max_iter, lo=1); check_positive(n("xtol"), self.xtol)
-        if not isinstance(self.test_method, str):
-            raise ParameterTypeError(
-                f"options.test_method must be a string, got {type(self.test_method).__name__}")
-        _option(n("vhat"), self.vhat, ("stein", "jacobian"))
-        _option(n("prox_starts"), self.prox_starts, ("both", "warm", "global"))
-        for f in ("history", "diagnostics", "presolve", "prox_guard"): _flag(n(f), getattr(self, f))
-        if self.warm_kw is not None and not isinstance(self.warm_kw, dict):
-            raise ParameterTypeError(
-                f"options.warm_kw must be None or a dict, got {type(self.warm_kw).__name__}")
+        _check_options(self)
+
 
 # %% ../../nbs/02a_slr_replica.ipynb #user-stacklevel
 def _user_stacklevel() -> int:
@@ -1550,18 +1588,19 @@ def _replica_map(job, S, state):
                 "this weak the iteration diverges before reaching a finite fixed point; use a "
                 "larger lam or a start closer to the solution", x=x)
         hats, aux = _channel_update(job.act, x, S, job.alpha, job.c, state["chi"], o.xtol, o.vhat,
-                                    o.prox_starts)
+                                    state.get("starts", o.prox_starts), state.get("alt"))
         state["chi"] = aux["chi"]
         return prior_update(hats, job.lam_k, job.lam_v)
     return F
 
 # %% ../../nbs/02a_slr_replica.ipynb #solve-guard
 _GUARD_MOVE, _GUARD_GAP = 0.05, 0.05   # a prox moved this far (relative) changed basin; gap margin
+_GUARD_ATOL = 1e-3   # the first global guard runs once the undamped residual is below this
 
 def _guard(job, x, S, warm, ref):
     """The global prox at the overlaps x, warm-started: on every sample when `ref` is None, else
-    only where the prox changed basin since the last full scan `ref` = (chi, gap) or where that
-    scan found a second minimum within the margin _GUARD_GAP (1 + |phi|) of the lowest.
+    only where the prox changed basin since the last full scan `ref` = (chi, gap, chi2) or where
+    that scan found a second minimum (chi2) within the margin _GUARD_GAP (1 + |phi|) of the lowest.
     Returns (chi, phi, n_better, ref)."""
     o, act = job.o, job.act
     omk, omv, _, _ = _fields(x, S)
@@ -1572,42 +1611,75 @@ def _guard(job, x, S, warm, ref):
         idx = np.flatnonzero(moved | (ref[1] < _GUARD_GAP * (1.0 + np.abs(phi))))
         if idx.size == 0: return chi, phi, 0, ref
     cut = lambda a: None if a is None else a[idx]
-    g, gp, _, gap = _prox_global(act, omk[idx], omv[idx], S.y[idx], x[2], x[5], cut(S.mask), job.c,
-                                 warm=chi[idx], xtol=o.xtol, gap=True)
+    g, gp, _, gap, g2 = _prox_global(act, omk[idx], omv[idx], S.y[idx], x[2], x[5], cut(S.mask),
+                                     job.c, warm=chi[idx], xtol=o.xtol, gap=True)
     better = gp < phi[idx] - 1e-12 * (1.0 + np.abs(phi[idx]))
     chi[idx], phi[idx] = g, np.minimum(gp, phi[idx])
-    if ref is None: ref = (chi.copy(), gap)
+    if ref is None: ref = (chi.copy(), gap, g2)
     else:
-        ref[0][idx], ref[1][idx] = g, gap
+        ref[0][idx], ref[1][idx], ref[2][idx] = g, gap, g2
     return chi, phi, int(np.sum(better)), ref
 
-# %% ../../nbs/02a_slr_replica.ipynb #solve-one
-_GUARD_ATOL = 1e-3   # the first global guard runs once the undamped residual is below this
+def _watch(ref, phi):
+    """The samples whose second minimum (guard scan) lies within the margin: (rows, its location),
+    tracked by the map between guards (so that a swap of the two is seen during the iteration)."""
+    i = np.flatnonzero(ref[1] < _GUARD_GAP * (1.0 + np.abs(phi)))
+    return i, ref[2][i].copy()
 
-def _solve_one(job, S, x0, warm_chi, fp_kw, guard_rounds=3, guard=True):
+# %% ../../nbs/02a_slr_replica.ipynb #fine-solve-def
+_WARM_TRIES = 40   # evaluations of a solve with Newton from the warm start alone before the retry
+
+def _fine_solve(F, x0, fp_kw, state, o):
+    """fixed_point from x0. With Newton from the warm start alone (after a guard scan), a run that
+    has not converged within _WARM_TRIES evaluations (where the prox jumps, that map can cycle
+    between minima) is redone from x0 with both starts (o.prox_starts)."""
+    if state.get("starts") != "warm": return fixed_point(F, x0, names=ORDER, **fp_kw)
+    kw = dict(fp_kw, on_fail="warn", max_iter=min(fp_kw["max_iter"], _WARM_TRIES))
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            res = fixed_point(F, x0, names=ORDER, **kw)
+        if res.converged: return res
+        tried = int(res.n_iter)
+    except ConvergenceError as e: tried = int(e.n_iter or 0)   # it left the domain
+    state["starts"] = o.prox_starts
+    again = fixed_point(F, x0, names=ORDER, **fp_kw)
+    again.n_iter += tried
+    return again
+
+
+# %% ../../nbs/02a_slr_replica.ipynb #solve-one
+def _solve_one(job, S, x0, warm_chi, fp_kw, guard_rounds=3, guard=True, near=False):
     """The fixed point on one channel sample (common random numbers), then the conjugates at it.
 
-    With the global guard (`job.guard`): a coarse solve (residual below _GUARD_ATOL), the global
-    prox of every sample there, the final solve warm-started in those basins, then the guard again
-    where the prox changed basin or had a near-degenerate second minimum (see _guard); where it
-    finds a lower minimum the iteration continues from there (up to guard_rounds more rounds)."""
-    o = job.o
-    state = {"chi": None if warm_chi is None else np.array(warm_chi, float)}
+    With the global guard: a coarse solve (residual below _GUARD_ATOL; skipped when `near`: x0 is
+    another randomisation's fixed point), the global prox of every sample there, the final solve in
+    those basins (Newton from the warm start alone, see _fine_solve), the guard again where the prox
+    changed basin or had a near-degenerate second minimum (_guard); if it finds a lower minimum the
+    iteration goes on (up to guard_rounds more rounds)."""
+    o, state = job.o, {"chi": None if warm_chi is None else np.array(warm_chi, float)}
     F = _replica_map(job, S, state)
     glob = guard and job.guard == "global" and o.prox_starts != "global"
     n_it, hist, ref = 0, [], None
-    if glob and fp_kw["atol"] < _GUARD_ATOL:
+    if glob and near:
+        state["chi"], phi, _, ref = _guard(job, x0, S, state["chi"], None)
+    elif glob and fp_kw["atol"] < _GUARD_ATOL:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             res = fixed_point(F, x0, names=ORDER, **dict(fp_kw, atol=_GUARD_ATOL, on_fail="warn"))
         n_it, hist = int(res.n_iter), list(res.history or [])
         if np.all(np.isfinite(res.x)): x0 = res.x
-        if res.converged: state["chi"], _, _, ref = _guard(job, res.x, S, state["chi"], None)
+        if res.converged: state["chi"], phi, _, ref = _guard(job, res.x, S, state["chi"], None)
+    # the global basins are known: the final guard checks every sample that changed basin or had
+    # a competing minimum within _GUARD_GAP, so Newton from the warm start alone suffices
+    if ref is not None: state["starts"], state["alt"] = "warm", _watch(ref, phi)
     for _ in range(guard_rounds + 1):
-        res = fixed_point(F, x0, names=ORDER, **fp_kw)
+        res = _fine_solve(F, x0, fp_kw, state, o)
         n_it += int(res.n_iter); hist += list(res.history or [])
         chi, n_better = state["chi"], 0
-        if glob: chi, _, n_better, ref = _guard(job, res.x, S, chi, ref)
+        if glob:
+            chi, phi, n_better, ref = _guard(job, res.x, S, chi, ref)
+            state["alt"] = _watch(ref, phi)
         else:
             starts = job.guard if guard else o.prox_starts
             chi = _prox_solve(job.act, res.x, S, job.c, chi, o.xtol, starts)[0]
@@ -1665,9 +1737,9 @@ def _ridge_limit(model, job, seed, init):
                          rs_stable=True, n_rand=1, integration="closed form", stability="stable")
 
 # %% ../../nbs/02a_slr_replica.ipynb #rep-nets
-def _solve_net(job, S, S_test, x0, warm_i, kw_i):
+def _solve_net(job, S, S_test, x0, warm_i, kw_i, near=False):
     "The fixed point on one randomisation and what is averaged over randomisations."
-    res, hats, aux = _solve_one(job, S, x0, warm_i, kw_i)
+    res, hats, aux = _solve_one(job, S, x0, warm_i, kw_i, near=near)
     x = res.x
     # one evaluation sample for all nets
     te, se = _mc_test_error(job.act, x, S_test, job.noise, job.c)
@@ -1742,6 +1814,8 @@ def _stability_fields(nets, lam_k, lam_v, cj):
     st["rs_stable"] = {"stable": True, "unstable": False}.get(st["stability"])
     return st
 
+
+# %% ../../nbs/02a_slr_replica.ipynb #rep-assemble-all
 def _assemble(job, model, nets, Ss, n_it, hist, seed, sample, init):
     "The ReplicaResult: means over the randomisations, their standard errors, the RS verdict."
     R, o = len(nets), job.o
@@ -1794,6 +1868,44 @@ def _warm_list(warm_chi, init, Ss):
         raise ValueError(f"warm_chi must be None, an array of shape {Ss[0].xi_k.shape} or a list "
                          f"of {R} (one per channel sample)")
     return warm
+
+# %% ../../nbs/02a_slr_replica.ipynb #rep-job-args
+def _replica_job(model, activation, alpha, lam, lam_k, lam_v, c, on_fail, o):
+    "Check the arguments of replica_erm; return the model and the _Job that every solve shares."
+    model = _slr_model(model); act = get_activation(activation)
+    # above alpha = 1e5 the map overflows in float64 (the test error moves by < 1e-3 between 1e4
+    # and 1e5)
+    alpha = check_real("alpha", alpha, lo=0.0, hi=1e5, lo_open=True)
+    lam = check_positive("lam", lam)
+    lam_k = lam if lam_k is None else check_positive("lam_k", lam_k)
+    lam_v = lam if lam_v is None else check_positive("lam_v", lam_v)
+    c = check_real("c", c); _option("on_fail", on_fail, ("raise", "warn"))
+    guard = "global" if o.prox_guard else "both"
+    return model, _Job(act, alpha, lam_k, lam_v, c, o, guard, float(model.noise))
+
+
+# %% ../../nbs/02a_slr_replica.ipynb #rep-solve-nets
+def _solve_nets(job, Ss, x0, warm, fp_kw):
+    """The fixed point on every randomisation in turn (the first after a presolve when cold, the
+    others warm-started at the last converged one), then one branch for all: (nets, history,
+    map evaluations)."""
+    o = job.o
+    warm_kw = {"anderson_start": np.inf, "damping": 0.0} if o.warm_kw is None else dict(o.warm_kw)
+    n_it, cold = 0, all(w is None for w in warm)
+    if o.presolve and cold and len(Ss[0].y) >= 8192: x0, n_it = _presolve(job, Ss[0], x0, fp_kw)
+    nets, hist, near = [], [], False
+    for i in range(len(Ss)):
+        kw_i = dict(fp_kw, history=o.history and i == 0)
+        # near the answer: Anderson at once
+        if i > 0 or not cold: kw_i.update(warm_kw)
+        o_i = _solve_net(job, Ss[i], Ss[0], x0, warm[i], kw_i, near)
+        if i == 0: hist = o_i["res"].history
+        # warm start of the next randomisation (near its fixed point: no coarse solve)
+        if o_i["res"].converged: x0, near = o_i["x"], True
+        nets.append(o_i); n_it += int(o_i["res"].n_iter)
+    n_it += _one_branch(job, nets, Ss, fp_kw)
+    return nets, hist, n_it
+
 
 # %% ../../nbs/02a_slr_replica.ipynb #rep-erm
 @renamed_params(mc_seed="seed")
@@ -1851,40 +1963,18 @@ def replica_erm(model:SLRModel, # SpikedSLR or MaxSLR
     """
     warm_chi = legacy.pop("warm_chi", None)   # continuation: pass init=<a ReplicaResult> instead
     o = replica_options(options, legacy)
-    model = _slr_model(model); act = get_activation(activation)
-    # above alpha = 1e5 the map overflows in float64 (the test error moves by < 1e-3 between 1e4
-    # and 1e5)
-    alpha = check_real("alpha", alpha, lo=0.0, hi=1e5, lo_open=True)
-    lam = check_positive("lam", lam)
-    lam_k = lam if lam_k is None else check_positive("lam_k", lam_k)
-    lam_v = lam if lam_v is None else check_positive("lam_v", lam_v)
-    c = check_real("c", c); _option("on_fail", on_fail, ("raise", "warn"))
+    model, job = _replica_job(model, activation, alpha, lam, lam_k, lam_v, c, on_fail, o)
     as_generator(seed, "seed"); x0 = _start(model, init)
-    guard = "global" if o.prox_guard else "both"
-    job = _Job(act, alpha, lam_k, lam_v, c, o, guard, float(model.noise))
     # sigma = 1: ridge
-    if model.L_max == 1 and act.normalised: return _ridge_limit(model, job, seed, init)
-    Ss = _channel_list(model, o, seed, sample); R = len(Ss)
+    if model.L_max == 1 and job.act.normalised: return _ridge_limit(model, job, seed, init)
+    Ss = _channel_list(model, o, seed, sample)
     # run-time estimate: ~1 us per sample and token per map evaluation, ~100 evaluations
     check_seconds("options.n_mc", 1e-6 * 100 * sum(len(S.y) for S in Ss) * model.L_max)
     warm = _warm_list(warm_chi, init, Ss)
     fp_kw = {"damping": o.damping, "atol": o.atol, "rtol": o.rtol, "max_iter": o.max_iter,
              "on_fail": on_fail, "method": o.method, "anderson_m": o.anderson_m,
              "anderson_start": o.anderson_start}
-    warm_kw = {"anderson_start": np.inf, "damping": 0.0} if o.warm_kw is None else dict(o.warm_kw)
-    n_it, cold = 0, all(w is None for w in warm)
-    if o.presolve and cold and len(Ss[0].y) >= 8192: x0, n_it = _presolve(job, Ss[0], x0, fp_kw)
-    nets, hist = [], []
-    for i in range(R):
-        kw_i = dict(fp_kw, history=o.history and i == 0)
-        # near the answer: Anderson at once
-        if i > 0 or not cold: kw_i.update(warm_kw)
-        o_i = _solve_net(job, Ss[i], Ss[0], x0, warm[i], kw_i)
-        if i == 0: hist = o_i["res"].history
-        # warm start of the next randomisation
-        if o_i["res"].converged: x0 = o_i["x"]
-        nets.append(o_i); n_it += int(o_i["res"].n_iter)
-    n_it += _one_branch(job, nets, Ss, fp_kw)
+    nets, hist, n_it = _solve_nets(job, Ss, x0, warm, fp_kw)
     return _assemble(job, model, nets, Ss, n_it, hist, seed, sample, init)
 
 # %% ../../nbs/02a_slr_replica.ipynb #642127b3
@@ -2182,6 +2272,19 @@ def _matrix_options(options, legacy):
         o = dataclasses.replace(o, **legacy)
     return o
 
+# %% ../../nbs/02a_slr_replica.ipynb #mat-map
+def _matrix_map(act, S, Lam, alpha, c, state):
+    "The map x -> F(x) of the matrix form on the channel sample S (NaN off the domain)."
+    def F(x):
+        out = _matrix_channel(act, S, x, alpha, c, state)
+        if out is None: return np.full(10, np.nan)
+        Mhat, Qhat, Vhat = out
+        Vn = np.linalg.inv(Lam + Vhat)
+        Mn = Vn @ Mhat; Qn = Vn @ (Qhat + Mhat @ Mhat.T) @ Vn
+        return _pack(Mn, 0.5 * (Qn + Qn.T), 0.5 * (Vn + Vn.T))
+    return F
+
+
 # %% ../../nbs/02a_slr_replica.ipynb #mat-erm
 @renamed_params(mc_seed="seed")
 def replica_erm_matrix(model:SLRModel, # SpikedSLR or MaxSLR
@@ -2245,13 +2348,7 @@ def replica_erm_matrix(model:SLRModel, # SpikedSLR or MaxSLR
                np.array([[V_k, ev], [ev, V_v]]))
     S = channel_sample(model, o.n_mc, seed)
     state = {"chi": None}
-    def F(x):
-        out = _matrix_channel(act, S, x, alpha, c, state)
-        if out is None: return np.full(10, np.nan)
-        Mhat, Qhat, Vhat = out
-        Vn = np.linalg.inv(Lam + Vhat)
-        Mn = Vn @ Mhat; Qn = Vn @ (Qhat + Mhat @ Mhat.T) @ Vn
-        return _pack(Mn, 0.5 * (Qn + Qn.T), 0.5 * (Vn + Vn.T))
+    F = _matrix_map(act, S, Lam, alpha, c, state)
     res = fixed_point(F, x0, damping=o.damping, atol=o.atol, rtol=0.0, max_iter=o.max_iter,
                       on_fail=on_fail)
     M, Q, V = _unpack(res.x)
