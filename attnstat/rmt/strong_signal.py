@@ -111,8 +111,9 @@ def _vectors(mu, w_K, w_Q):
                          f"got {out[0].size}, {out[1].size}, {out[2].size}")
     return out
 
-P_MIN = 64 # the smallest p the finite-p theory answers for: it drops O(1/p) terms (validated at p >= 128),
-           # and below it the vector Dyson iteration slows (8 s at p = 16, 20 s at p = 3)
+# the smallest p the finite-p theory answers for: it drops O(1/p) terms (validated at p >= 128),
+# and below it the vector Dyson iteration slows (8 s at p = 16, 20 s at p = 3)
+P_MIN = 64
 
 def score_signal(mu, # signal vector
                  w_K, # key direction
