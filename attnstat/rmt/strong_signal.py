@@ -76,6 +76,23 @@ def signal_coefficients(f, # activation: a name, a callable or an Activation
         activation: a name, a callable or an Activation
     s
         signal value(s) s, |s| <= 1e3
+
+    Returns
+    -------
+    SignalCoefficients
+        SignalCoefficients: s and the arrays a0(s), a1(s), nu(s) (the shape of s)
+
+    See Also
+    --------
+    score_signal
+    attnstat.rmt.hermite.hermite_coefficients
+
+    Examples
+    --------
+    >>> from attnstat.rmt import signal_coefficients
+    >>> sc = signal_coefficients("tanh", [0.0, 0.5])
+    >>> print(" ".join(f"{v:.4f}" for v in sc.a1), f"{sc.a0[1]:.4f}")
+    0.6057 0.5620 0.2955
     """
     act = activation(f)
     s = np.atleast_1d(check_array("s", s, finite=True))
@@ -132,6 +149,24 @@ def score_signal(mu, # signal vector
         query direction
     p : int
         embedding dimension (>= 1)
+
+    Returns
+    -------
+    float
+        float: eps, the signal part of the attention score
+
+    See Also
+    --------
+    signal_coefficients
+    strong_signal_theory
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnstat.rmt import score_signal
+    >>> mu = np.array([np.sqrt(3.0), 0.0])          # SNR 3, w_K = w_Q = mu
+    >>> print(f"{score_signal(mu, mu, mu, 512):.4f}")
+    0.5303
     """
     mu, k, q = _vectors(mu, w_K, w_Q); p = check_int("p", p, lo=1)
     return float((mu @ mu + (mu @ k) * (mu @ q)) / math.sqrt(p))
@@ -315,6 +350,26 @@ def signal_kernel(f, # activation: a name, a callable or an Activation
         embedding dimension: sets L = w_i^T M w_j/sqrt(p) on the projections
     options : StrongSignalOptions | None, default None
         accuracy knobs (n_g, rank_tol, slope_tol)
+
+    Returns
+    -------
+    SignalKernel
+        SignalKernel: the factors (left, sv, right) of a_0 and of a_1 over the signal classes, the
+        noise profile sigma2 and the class weights
+
+    See Also
+    --------
+    strong_signal_theory
+    signal_coefficients
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnstat.rmt import signal_kernel
+    >>> mu = np.array([np.sqrt(3.0), 0.0])
+    >>> K = signal_kernel("tanh", mu, mu, mu, p=512)
+    >>> K.left.shape[0] == K.weight.size, f"{K.weight.sum():.6f}"   # quadrature classes, weights
+    (True, '1.000000')
     """
     act = activation(f); mu, k, q = _vectors(mu, w_K, w_Q); p = check_int("p", p, lo=1)
     o = _options(options)
@@ -618,6 +673,25 @@ def strong_signal_theory(f, # activation: a name, a callable or an Activation
         embedding dimension; None: the p -> infinity limit
     options : StrongSignalOptions | None, default None
         accuracy knobs (closure, ...)
+
+    Returns
+    -------
+    StrongSignalTheory
+        StrongSignalTheory: per gamma the error, the fixed point, converged and the residual
+
+    See Also
+    --------
+    strong_signal_error
+    attnstat.rmt.theory.attention_theory
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnstat.rmt import strong_signal_theory
+    >>> mu = np.array([np.sqrt(3.0), 0.0])
+    >>> th = strong_signal_theory("tanh", c=0.25, gamma=[1e-5, 0.1], mu=mu, w_K=mu, w_Q=mu, p=512)
+    >>> print(" ".join(f"{e:.4f}" for e in th.error), bool(np.all(th.converged)))
+    0.1496 0.1581 True
     """
     act = activation(f); c = check_real("c", c, lo=1e-3, hi=1e3); g = _gammas(gamma)
     mu, k, q = _vectors(mu, w_K, w_Q); o = _options(options)
@@ -671,6 +745,27 @@ def strong_signal_error(f, # activation: a name, a callable or an Activation
         embedding dimension (None: the p -> infinity limit)
     options : StrongSignalOptions | None, default None
         accuracy knobs
+
+    Returns
+    -------
+    value
+        float for a scalar gamma, else an array over gamma: the interpolation error at p
+
+    See Also
+    --------
+    strong_signal_theory
+    attnstat.rmt.theory.attention_error
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnstat.rmt import strong_signal_error
+    >>> mu = np.array([np.sqrt(3.0), 0.0])
+    >>> finite = strong_signal_error("tanh", c=0.25, gamma=1e-5, mu=mu, w_K=mu, w_Q=mu, p=512)
+    >>> # p -> infinity
+    >>> limit = strong_signal_error("tanh", c=0.25, gamma=1e-5, mu=mu, w_K=mu, w_Q=mu)
+    >>> print(f"{finite:.4f} {limit:.4f}")
+    0.1496 0.1876
     """
     E = strong_signal_theory(f, c=c, gamma=gamma, mu=mu, w_K=w_K, w_Q=w_Q, p=p,
                              options=options).error
@@ -703,6 +798,22 @@ def strong_signal_points(quick:bool=False, # only the points with p <= 256 (a sm
     ----------
     quick : bool, default False
         only the points with p <= 256 (a smoke run)
+
+    Returns
+    -------
+    list
+        list of dict: the validation points (f, c, p, n, snr, w, trials, seed)
+
+    See Also
+    --------
+    run_strong_signal_sims
+
+    Examples
+    --------
+    >>> from attnstat.rmt import strong_signal_points
+    >>> pts = strong_signal_points(quick=True)
+    >>> print(len(pts), sorted(pts[0]))
+    6 ['c', 'f', 'n', 'p', 'seed', 'snr', 'trials', 'w']
     """
     if not isinstance(quick, (bool, np.bool_)):
         raise ParameterTypeError(f"quick must be a bool, got {type(quick).__name__}")
@@ -739,6 +850,29 @@ def load_strong_signal_sims(path, # CSV written by run_strong_signal_sims
     ----------
     path
         CSV written by run_strong_signal_sims
+
+    Returns
+    -------
+    list
+        list of dict: one row per (point, gamma): attn, ridge, gap and their standard errors, the
+        point's parameters and the seconds it took
+
+    See Also
+    --------
+    run_strong_signal_sims
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from attnstat.rmt import strong_signal_points, run_strong_signal_sims
+    >>> from attnstat.rmt import load_strong_signal_sims
+    >>> point = dict(strong_signal_points(quick=True)[0], p=32, n=128, trials=2)
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     path = os.path.join(d, "sims.csv")
+    ...     n_new = run_strong_signal_sims(path, [point])
+    ...     rows = load_strong_signal_sims(path)
+    >>> len(rows) == n_new, sorted(rows[0])[:4]
+    (True, ['attn', 'attn_se', 'c', 'f'])
     """
     path = _path(path)
     if not os.path.isfile(path):
@@ -764,6 +898,28 @@ def run_strong_signal_sims(path, # CSV to write (rows of points already there ar
         CSV to write (rows of points already there are kept)
     points : list
         from strong_signal_points
+
+    Returns
+    -------
+    int
+        int: the number of rows computed and stored (0 when every point is already stored)
+
+    See Also
+    --------
+    load_strong_signal_sims
+    strong_signal_points
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from attnstat.rmt import strong_signal_points, run_strong_signal_sims
+    >>> point = dict(strong_signal_points(quick=True)[0], p=32, n=128, trials=2)
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     path = os.path.join(d, "sims.csv")
+    ...     first = run_strong_signal_sims(path, [point])
+    ...     again = run_strong_signal_sims(path, [point])
+    >>> first > 0, again                            # the second call finds every row cached
+    (True, 0)
     """
     import time
     if not isinstance(points, list) or not all(isinstance(q, dict) for q in points):
@@ -894,6 +1050,27 @@ def strong_signal_test_theory(f, # activation: a name, a callable or an Activati
         embedding dimension; None: the p -> infinity limit
     options : StrongSignalOptions | None, default None
         accuracy knobs (no closure)
+
+    Returns
+    -------
+    StrongSignalTestTheory
+        StrongSignalTestTheory: per gamma the fresh-token error, its signal and noise parts, ridge's
+        test error, converged and the residual
+
+    See Also
+    --------
+    strong_signal_test_error
+    attnstat.rmt.generalisation.attention_test_theory
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnstat.rmt import strong_signal_test_theory
+    >>> mu = np.array([np.sqrt(3.0), 0.0])
+    >>> th = strong_signal_test_theory("tanh", c=0.25, gamma=[0.1, 1.0], mu=mu, w_K=mu, w_Q=mu,
+    ...                                p=512)
+    >>> print(" ".join(f"{e:.4f}" for e in th.error), " ".join(f"{e:.4f}" for e in th.ridge))
+    0.3019 0.2407 0.3120 0.3032
     """
     act = activation(f); c = check_real("c", c, lo=1e-3, hi=1e3); g = _gammas(gamma)
     mu, k, q = _vectors(mu, w_K, w_Q); o = _options(options)
@@ -947,6 +1124,26 @@ def strong_signal_test_error(f, # activation: a name, a callable or an Activatio
         embedding dimension (None: the p -> infinity limit)
     options : StrongSignalOptions | None, default None
         accuracy knobs
+
+    Returns
+    -------
+    value
+        float for a scalar gamma, else an array over gamma: the fresh-token error at p
+
+    See Also
+    --------
+    strong_signal_test_theory
+    strong_signal_error
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnstat.rmt import strong_signal_test_error
+    >>> mu = np.array([np.sqrt(3.0), 0.0])
+    >>> finite = strong_signal_test_error("tanh", c=0.25, gamma=1.0, mu=mu, w_K=mu, w_Q=mu, p=512)
+    >>> limit = strong_signal_test_error("tanh", c=0.25, gamma=1.0, mu=mu, w_K=mu, w_Q=mu)
+    >>> print(f"{finite:.4f} {limit:.4f}")
+    0.2407 0.2922
     """
     E = strong_signal_test_theory(f, c=c, gamma=gamma, mu=mu, w_K=w_K, w_Q=w_Q, p=p,
                                   options=options).error
@@ -960,7 +1157,25 @@ _TEST_SPECS = [ # (c, snr, ||w|| (None: w = mu), p, trials); n = p/c, 2000 fresh
     (0.5, 3.0, None, 512, 24)]
 
 def strong_signal_test_points() -> list:
-    "The fresh-token validation points: tanh, zero diagonal, aligned w_K = w_Q; seeds 31100 + i."
+    """The fresh-token validation points: tanh, zero diagonal, aligned w_K = w_Q; seeds 31100 + i.
+
+    Returns
+    -------
+    list
+        list of dict: the fresh-token validation points (f, c, p, n, snr, w, trials, seed)
+
+    See Also
+    --------
+    run_strong_signal_test_sims
+    strong_signal_points
+
+    Examples
+    --------
+    >>> from attnstat.rmt import strong_signal_test_points
+    >>> pts = strong_signal_test_points()
+    >>> len(pts), pts[0]["p"], pts[0]["seed"]
+    (4, 512, 31100)
+    """
     return [{"f": "tanh", "c": c, "p": p, "n": round(p / c), "snr": snr,
              "w": math.sqrt(snr) if wn is None else wn, "trials": t, "seed": 31_100 + i}
             for i, (c, snr, wn, p, t) in enumerate(_TEST_SPECS)]
@@ -977,6 +1192,28 @@ def run_strong_signal_test_sims(path, # CSV to write (rows of points already the
         CSV to write (rows of points already there are kept)
     points : list
         from strong_signal_test_points
+
+    Returns
+    -------
+    int
+        int: the number of rows computed and stored (0 when every point is already stored)
+
+    See Also
+    --------
+    strong_signal_test_points
+    load_strong_signal_sims
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from attnstat.rmt import strong_signal_test_points, run_strong_signal_test_sims
+    >>> point = dict(strong_signal_test_points()[0], p=64, n=256, trials=2)
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     path = os.path.join(d, "test_sims.csv")
+    ...     first = run_strong_signal_test_sims(path, [point])
+    ...     again = run_strong_signal_test_sims(path, [point])
+    >>> first > 0, again                            # the second call finds every row stored
+    (True, 0)
     """
     import time
     from attnstat.rmt.generalisation import simulate_test_errors_cv
@@ -1132,6 +1369,31 @@ def strong_signal_readout_theory(f, # activation: a name, a callable or an Activ
         "interpolation" or "test"
     options : StrongSignalOptions | None, default None
         accuracy knobs
+
+    Returns
+    -------
+    value
+        StrongSignalTheory (interpolation) or StrongSignalTestTheory (error='test') of the readout
+
+    See Also
+    --------
+    strong_signal_theory
+    attnstat.rmt.multihead.multihead_theory
+
+    Examples
+    --------
+    >>> from attnstat.rmt import head_family, multihead_error, strong_signal_readout_theory
+    >>> mu, W_K, W_Q = head_family("identical", 2)
+    >>> th = strong_signal_readout_theory("tanh", c=0.25, gamma=[0.1], mu=mu, W_K=W_K, W_Q=W_Q,
+    ...                                   p=256)
+    >>> limit = multihead_error("tanh", c=0.25, gamma=0.1, mu=mu, W_K=W_K, W_Q=W_Q)
+    >>> print(f"{th.error[0]:.4f} {limit:.4f}")      # finite p against p -> infinity
+    0.3726 0.3848
+    >>> strong_signal_readout_theory("tanh", c=0.25, gamma=[0.1], mu=mu, W_K=W_K, W_Q=W_Q, p=256,
+    ...                              residual="concat")
+    Traceback (most recent call last):
+    ...
+    ValueError: residual...
     """
     from attnstat.rmt.multihead import _mh_weights
     act = activation(f); c = check_real("c", c, lo=1e-3, hi=1e3); g = _gammas(gamma)

@@ -34,6 +34,22 @@ def feature_scale(f, # activation
         ratio p/n
     diag : float, default 0.0
         kernel diagonal level d
+
+    Returns
+    -------
+    float
+        float: the mean eigenvalue of the attention features' Gram matrix per token
+
+    See Also
+    --------
+    ridge_feature_scale
+    effective_dof
+
+    Examples
+    --------
+    >>> from attnstat.rmt import feature_scale, ridge_feature_scale
+    >>> print(f"{feature_scale('tanh', c=0.5):.4f} {ridge_feature_scale(c=0.5):.4f}")
+    1.1281 0.5000
     """
     act = activation(f)
     c = check_real("c", c, lo=1e-6, hi=1e6)
@@ -52,6 +68,21 @@ def ridge_feature_scale(*, c:float, # ratio p/n
     ----------
     c : float
         ratio p/n
+
+    Returns
+    -------
+    float
+        float: the mean eigenvalue of the tokens' Gram matrix per token, c
+
+    See Also
+    --------
+    feature_scale
+
+    Examples
+    --------
+    >>> from attnstat.rmt import ridge_feature_scale
+    >>> ridge_feature_scale(c=0.25)
+    0.25
     """
     return check_real("c", c, lo=0.0, lo_open=True)
 
@@ -73,6 +104,25 @@ def effective_dof(f, # activation
         ridge parameter(s) > 0
     diag : float, default 0.0
         kernel diagonal level d
+
+    Returns
+    -------
+    value
+        float or array (the shape of gamma): effective degrees of freedom per token, in (0, min(1,
+        c))
+
+    See Also
+    --------
+    ridge_effective_dof
+    matched_dof_gamma
+
+    Examples
+    --------
+    >>> from attnstat.rmt import effective_dof
+    >>> print(f"{effective_dof('tanh', c=0.5, gamma=0.1):.4f}")
+    0.2920
+    >>> print([round(float(d), 4) for d in effective_dof('tanh', c=0.5, gamma=[0.01, 1.0])])
+    [0.4..., 0.1...]
     """
     act = activation(f)
     c = check_real("c", c, lo=1e-6, hi=1e6)
@@ -103,6 +153,21 @@ def ridge_effective_dof(*, c:float, # ratio p/n
         ratio p/n
     gamma
         ridge parameter(s) > 0
+
+    Returns
+    -------
+    value
+        float or array (the shape of gamma): ridge's effective degrees of freedom per token
+
+    See Also
+    --------
+    effective_dof
+
+    Examples
+    --------
+    >>> from attnstat.rmt import ridge_effective_dof
+    >>> print(f"{ridge_effective_dof(c=0.5, gamma=0.1):.4f}")
+    0.4258
     """
     c = check_real("c", c, lo=0.0, lo_open=True); g = np.clip(_gamma_grid(gamma), *GAMMA_RANGE)
     out = c * (1 - g * mp_stieltjes(-g, c))
@@ -127,6 +192,23 @@ def matched_dof_gamma(f, # activation
         target degrees of freedom per token, in (0, min(1, c))
     diag : float, default 0.0
         kernel diagonal level d
+
+    Returns
+    -------
+    float
+        float: the ridge parameter gamma at which attention has `dof` degrees of freedom per token
+
+    See Also
+    --------
+    effective_dof
+    compare_attention_ridge
+
+    Examples
+    --------
+    >>> from attnstat.rmt import effective_dof, matched_dof_gamma
+    >>> g = matched_dof_gamma("tanh", c=0.5, dof=0.3)
+    >>> print(f"{g:.4f} {effective_dof('tanh', c=0.5, gamma=g):.4f}")
+    0.0878 0.3000
     """
     c = check_real("c", c, lo=1e-6, hi=1e6); top = min(1.0, c)
     dof = check_real("dof", dof, lo=0.0, hi=top, lo_open=True, hi_open=True)
@@ -191,6 +273,27 @@ def compare_attention_ridge(f, # activation
         also the fresh-token test errors
     require_a1 : bool, default True
         refuse a_1 = 0
+
+    Returns
+    -------
+    dict
+        dict of arrays over gamma: gamma, gamma_attn, gamma_rr (the ridge parameters used), E_attn,
+        E_rr, dof_attn, dof_rr and difference = E_attn - E_rr
+
+    See Also
+    --------
+    difference_map
+    attnstat.rmt.theory.attention_error
+
+    Examples
+    --------
+    >>> from attnstat.rmt import compare_attention_ridge
+    >>> r = compare_attention_ridge("tanh", c=0.25, gamma=[0.1, 1.0], mu=[1.0, 0], w_K=[1.0, 0],
+    ...                             w_Q=[1.0, 0], scale="dof")
+    >>> print(sorted(r))
+    ['E_attn', 'E_rr', 'difference', 'dof_attn', 'dof_rr', 'gamma', 'gamma_attn', 'gamma_rr']
+    >>> print(" ".join(f"{d:+.4f}" for d in r["difference"]))
+    +0.0015 +0.0035
     """
     _choice("scale", scale, SCALES); test = _flag("test", test)
     require_a1 = _flag("require_a1", require_a1)
@@ -269,6 +372,24 @@ def difference_map(f, # activation
         "raw", "relative" or "dof"
     test : bool, default False
         the fresh-token test errors, not the interpolation errors
+
+    Returns
+    -------
+    np.ndarray
+        array of shape (len(cs), len(snrs)): E_Attn - E_RR (or the test-error difference)
+
+    See Also
+    --------
+    compare_attention_ridge
+
+    Examples
+    --------
+    >>> from attnstat.rmt import difference_map
+    >>> M = difference_map("tanh", cs=[0.25, 0.5], snrs=[1.0, 3.0], gamma=0.1)
+    >>> M.shape
+    (2, 2)
+    >>> print(f"{M[0, 0]:.4f} {M[1, 1]:.4f}")
+    0.0119 0.0384
     """
     _choice("weights", weights, tuple(WEIGHTS)); _choice("scale", scale, SCALES)
     test = _flag("test", test)

@@ -205,6 +205,28 @@ def prox_objective(activation, # name or Activation
         erf offset
     derivatives : bool, default False
         also return the gradient (n, L) and Hessian (n, L, L)
+
+    Returns
+    -------
+    value
+        phi, an (n,) array; with `derivatives=True` the tuple (phi, gradient (n, L), Hessian (n, L,
+        L))
+
+    See Also
+    --------
+    prox_newton
+    prox_global
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnstat.slr import prox_objective
+    >>> omk, omv, y = np.array([[0.5, -0.2]]), np.array([[1.0, 0.3]]), np.array([0.8])
+    >>> phi, g, H = prox_objective("softmax", omk, omk, omv, y, 1.0, 0.5, derivatives=True)
+    >>> print(f"{phi[0]:.4f}", g.shape, H.shape)
+    0.0004 (1, 2) (1, 2, 2)
+    >>> print(f"{prox_objective('softmax', omk + 0.1, omk, omv, y, 1.0, 0.5)[0]:.4f}")
+    0.0104
     """
     act = get_activation(activation)
     omk, omv, y, mask, Vk, Vv, c = _prox_inputs(omk, omv, y, mask, Vk, Vv, c)
@@ -435,6 +457,33 @@ def batched_newton(objective, # objective(x, *args, derivatives=False) -> phi (n
         minimum where the Hessian is positive definite stops there
     merge_tol : float, default 0.001
         radius of that merge, relative (1 + |x|)
+
+    Returns
+    -------
+    tuple
+        the tuple (x (n, L) minimisers, phi (n,) their objective values, n_unconverged: the number
+        of problems still moving after max_iter)
+
+    See Also
+    --------
+    prox_newton
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnstat.slr import batched_newton
+    >>> def well(x, b, derivatives=False):   # sum_l x_l^4/4 - x_l^2/2 + b_l x_l, per row
+    ...     phi = (x**4 / 4 - x**2 / 2 + b * x).sum(1)
+    ...     if not derivatives: return phi
+    ...     i = np.arange(x.shape[1])
+    ...     H = np.zeros(x.shape + x.shape[-1:]); H[:, i, i] = 3 * x**2 - 1
+    ...     return phi, x**3 - x + b, H
+    >>> b = np.array([[0.1, -0.2], [0.3, 0.0]])
+    >>> x0 = np.zeros((2, 2))   # a saddle: neg_step leaves it
+    >>> x, phi, left = batched_newton(well, x0, (b,), neg_step=0.1)
+    >>> print(np.round(x, 4), np.round(phi, 4), left)
+    [[-1.0467  1.088 ]
+     [-1.1254  1.    ]] [-0.8115 -0.8199] 0
     """
     if not callable(objective):
         raise ParameterTypeError(f"objective must be callable, got {type(objective).__name__}")
@@ -496,6 +545,30 @@ def prox_newton(activation, # name or Activation
         Newton iterations
     merge : default None
         (chi, phi) of minima from another start: an iterate entering one's
+
+    Returns
+    -------
+    tuple
+        the tuple (chi (n, L) local minimisers of phi, phi (n,) their values, n_unconverged)
+
+    See Also
+    --------
+    prox_global
+    prox_objective
+    batched_newton
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnstat.slr import prox_newton, prox_objective
+    >>> g = np.random.default_rng(0)
+    >>> omk, omv, y = g.normal(size=(4, 3)), g.normal(size=(4, 3)), g.normal(size=4)
+    >>> chi, phi, left = prox_newton("softmax", omk, omv, y, 1.0, 0.5)
+    >>> print(np.round(phi, 4), left)
+    [1.8665 0.15   0.7206 0.4896] 0
+    >>> _, grad, _ = prox_objective("softmax", chi, omk, omv, y, 1.0, 0.5, derivatives=True)
+    >>> bool(np.abs(grad).max() < 1e-8)
+    True
     """
     act = get_activation(activation)
     omk, omv, y, mask, Vk, Vv, c = _prox_inputs(omk, omv, y, mask, Vk, Vv, c)
@@ -653,6 +726,28 @@ def prox_global(activation, # name or Activation
         best Sobol points per sample that Newton starts from; default 6, 2 L + 2 for L > 3
     xtol : float, default 1e-10
         Newton tolerance
+
+    Returns
+    -------
+    tuple
+        the tuple (chi (n, L) the lowest minimiser found per sample, phi (n,) its value,
+        n_unconverged)
+
+    See Also
+    --------
+    prox_newton
+    prox_objective
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnstat.slr import prox_global, prox_newton
+    >>> g = np.random.default_rng(1)
+    >>> omk, omv, y = 2 * g.normal(size=(50, 3)), g.normal(size=(50, 3)), 3 * g.normal(size=50)
+    >>> _, phi_local, _ = prox_newton("softmax", omk, omv, y, 3.0, 0.7)
+    >>> chi, phi, left = prox_global("softmax", omk, omv, y, 3.0, 0.7, n_scan=32, keep=2)
+    >>> bool(np.all(phi <= phi_local + 1e-12)), int(np.sum(phi < phi_local - 1e-8)), left
+    (True, 2, 0)
     """
     act = get_activation(activation)
     omk, omv, y, mask, Vk, Vv, c = _prox_inputs(omk, omv, y, mask, Vk, Vv, c)
@@ -742,6 +837,24 @@ def channel_sample(model:SLRModel, # SpikedSLR or MaxSLR
         Monte Carlo samples (>= 100)
     seed : default 0
         seed (int or Generator)
+
+    Returns
+    -------
+    ChannelSample
+        a ChannelSample: teacher fields chi_star, z_star (n, L), labels y, mask, locations eps and
+        the student noises xi_k, xi_v, zeta (form 'full', integration 'mc')
+
+    See Also
+    --------
+    channel_samples
+    channel_update
+
+    Examples
+    --------
+    >>> from attnstat.slr import SpikedSLR, channel_sample
+    >>> S = channel_sample(SpikedSLR(3, 2.0), 200, seed=0)
+    >>> S.xi_k.shape, S.y.shape, S.form, S.integration
+    ((200, 3), (200,), 'full', 'mc')
     """
     n = check_int("n_mc", n, lo=100); _slr_model(model)
     _check_sample_size(model, n)
@@ -804,6 +917,26 @@ def prior_update(hats, # the six conjugates (mhat_k, qhat_k, Vhat_k, mhat_v, qha
         ridge strength of k
     lam_v : float
         ridge strength of v
+
+    Returns
+    -------
+    np.ndarray
+        the six overlaps (m_k, q_k, V_k, m_v, q_v, V_v) as an array, all NaN when a lam + Vhat is
+        not positive
+
+    See Also
+    --------
+    channel_update
+    replica_erm
+
+    Examples
+    --------
+    >>> from attnstat.slr import prior_update
+    >>> x = prior_update([1.0, 2.0, 1.5, 0.5, 1.0, 1.0], lam_k=0.5, lam_v=1.0)
+    >>> print(x.round(4))   # m_k, q_k, V_k, m_v, q_v, V_v
+    [0.5    0.75   0.5    0.25   0.3125 0.5   ]
+    >>> prior_update([1.0, 2.0, -1.0, 0.5, 1.0, 1.0], 0.5, 1.0)   # lam_k + Vhat_k <= 0: no solution
+    array([nan, nan, nan, nan, nan, nan])
     """
     hats = check_array("hats", hats, shape=(6,))
     lam_k = check_real("lam_k", lam_k, lo=0.0, lo_open=True)
@@ -923,6 +1056,33 @@ def channel_update(activation, # name or Activation
         estimator of Vhat: "stein" (counts prox jumps) or "jacobian"
     starts : str, default 'both'
         prox starts: "both" (warm and omega^k), "warm" or "global"
+
+    Returns
+    -------
+    tuple
+        the tuple (hats, aux): the six conjugates (mhat_k, qhat_k, Vhat_k, mhat_v, qhat_v, Vhat_v)
+        as an array, and a dict with the prox solutions 'chi' (n, L), residuals 'r', values 'phi',
+        attention 's' and 'n_better' (samples a second start improved)
+
+    See Also
+    --------
+    prior_update
+    channel_sample
+    replica_erm
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnstat.slr import SpikedSLR, channel_sample, channel_update, prior_update
+    >>> S = channel_sample(SpikedSLR(2, 2.0), 400, seed=1)
+    >>> x = np.array([0.9, 1.6, 2.5, 1.05, 1.2, 0.4])   # m_k, q_k, V_k, m_v, q_v, V_v
+    >>> hats, aux = channel_update("softmax", x, S, alpha=5.0)
+    >>> print(hats.round(2))   # mhat_k, qhat_k, Vhat_k, mhat_v, qhat_v, Vhat_v
+    [0.32 0.12 0.24 2.6  0.44 2.45]
+    >>> aux["chi"].shape, aux["n_better"]
+    ((400, 2), 0)
+    >>> print(prior_update(hats, 0.1, 0.1).round(2))   # one step of the replica map
+    [0.93 1.86 2.94 1.02 1.11 0.39]
     """
     act = get_activation(activation)
     x, _ = _overlaps6(x, S)
@@ -988,6 +1148,27 @@ def channel_samples(model:SLRModel, # SpikedSLR or MaxSLR
         "rqmc" (scrambled Sobol nets) or "mc" (i.i.d. draws)
     n_rand : int, default 4
         independent randomisations (their spread: the integration error)
+
+    Returns
+    -------
+    list
+        a list of n_rand ChannelSample objects of about n/n_rand points each (rqmc: Sobol nets of
+        2^k points, spiked-SLR in the conditioned form)
+
+    See Also
+    --------
+    channel_sample
+    replica_erm
+
+    Examples
+    --------
+    >>> from attnstat.slr import SpikedSLR, MaxSLR, channel_samples
+    >>> Ss = channel_samples(SpikedSLR(2, 2.0), 1024, seed=0)   # 4 scrambled Sobol nets
+    >>> len(Ss), len(Ss[0].y), Ss[0].integration, Ss[0].form
+    (4, 256, 'rqmc', 'conditioned')
+    >>> Ss = channel_samples(MaxSLR(3, 1.0), 600, seed=0, integration="mc", n_rand=3)
+    >>> [len(S.y) for S in Ss], Ss[0].form
+    ([200, 200, 200], 'full')
     """
     _slr_model(model); _option("integration", integration, ("rqmc", "mc"))
     n = check_int("n_mc", n, lo=100); R = check_int("n_rand", n_rand, lo=1)
@@ -1096,6 +1277,30 @@ def stability(activation, # name or Activation
         (n, L) prox solutions at the fixed point
     c : float, default 0.0
         erf offset
+
+    Returns
+    -------
+    dict
+        a dict: 'replicon' (spectral radius of the replicon map), 'replicon_se', 'replicon_plain'
+        (without the tail correction), 'T' (3, 3), 'T_samples' (n, 3, 3), and per sample
+        'Vhat_k_stein', 'Vhat_k_jac', 'Vhat_v_stein', 'Vhat_v_jac' (their difference: the prox
+        jumps)
+
+    See Also
+    --------
+    replicon_estimate
+    rs_verdict
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnstat.slr import SpikedSLR, channel_sample, channel_update, stability
+    >>> S = channel_sample(SpikedSLR(2, 2.0), 400, seed=1)
+    >>> x = np.array([0.9, 1.6, 2.5, 1.05, 1.2, 0.4])
+    >>> chi = channel_update("softmax", x, S, 5.0)[1]["chi"]
+    >>> d = stability("softmax", x, S, 5.0, chi)
+    >>> print(f"replicon {d['replicon']:.2f} +- {d['replicon_se']:.2f}", d["T_samples"].shape)
+    replicon 0.49 +- 0.05 (400, 3, 3)
     """
     act = get_activation(activation)
     x, chi = _overlaps6(x, S, chi, need_chi=True)
@@ -1159,6 +1364,28 @@ def replicon_estimate(T_samples, # list over randomisations of the per-sample co
         exceedances per randomisation (default max(8, ceil(0.1 n^(2/3))))
     cusp_index : float, default CUSP_TAIL_INDEX
         Pareto index of the near-cusp tail (used
+
+    Returns
+    -------
+    dict
+        a dict: 'replicon' (spectral radius of the tail-corrected mean map), 'replicon_se'
+        (jackknife over randomisations, or delta method for one), 'replicon_plain' (no correction),
+        'tail_index' (Hill's), 'tail_index_used' and the mean map 'T' (3, 3)
+
+    See Also
+    --------
+    stability
+    rs_verdict
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from attnstat.slr import replicon_estimate
+    >>> g = np.random.default_rng(0)
+    >>> Ts = [np.diag([0.5, 0.3, 0.2]) + 0.05 * g.normal(size=(500, 3, 3)) for _ in range(4)]
+    >>> r = replicon_estimate(Ts)
+    >>> print(f"{r['replicon']:.3f} +- {r['replicon_se']:.3f}; plain {r['replicon_plain']:.3f}")
+    0.501 +- 0.002; plain 0.501
     """
     cusp_index = check_real("cusp_index", cusp_index, lo=1.0, lo_open=True)
     if not isinstance(T_samples, (list, tuple)):
@@ -1207,6 +1434,24 @@ def rs_verdict(replicon:float, # spectral radius rho of the smooth replicon map
         (jump, jump_se, scale) per channel: Stein minus Jacobian Vhat, its s.e., lam + Vhat (= 1/V)
     z : float, default 2.0
         standard errors of margin
+
+    Returns
+    -------
+    str
+        the verdict: 'stable', 'unstable' or 'undetermined'
+
+    See Also
+    --------
+    stability
+    replicon_estimate
+
+    Examples
+    --------
+    >>> from attnstat.slr import rs_verdict
+    >>> rs_verdict(0.6, 0.05), rs_verdict(1.3, 0.05), rs_verdict(0.97, 0.05)
+    ('stable', 'unstable', 'undetermined')
+    >>> rs_verdict(0.6, 0.05, jumps=[(0.4, 0.02, 2.0)])   # a clear prox jump: unstable
+    'unstable'
     """
     z = check_positive("z", z)
     # NaN allowed: not computed
@@ -1249,6 +1494,23 @@ def ridge_textbook(alpha:float, # sample ratio
         teacher norm |w*|^2/D, in [0, 1e100]
     sigma2 : float, default 0.0
         label-noise variance, in [0, 1e100]
+
+    Returns
+    -------
+    dict
+        a dict with the susceptibility 'V', the overlaps 'm' and 'q', and 'test_error' (including
+        sigma2)
+
+    See Also
+    --------
+    replica_erm
+
+    Examples
+    --------
+    >>> from attnstat.slr import ridge_textbook
+    >>> r = ridge_textbook(2.0, 0.1, sigma2=0.25)
+    >>> {k: round(v, 4) for k, v in r.items()}
+    {'V': 0.8443, 'm': 0.9156, 'q': 1.0238, 'test_error': 0.4427}
     """
     alpha = check_positive("alpha", alpha); lam = check_positive("lam", lam)
     rho = check_real("rho", rho, lo=0.0, hi=1e100)
@@ -1514,6 +1776,26 @@ def replica_options(options=None, # a ReplicaOptions, a dict of its fields, or N
         a ReplicaOptions, a dict of its fields, or None (the defaults)
     legacy : dict | None, default None
         fields passed as keywords to replica_erm (deprecated)
+
+    Returns
+    -------
+    ReplicaOptions
+        a ReplicaOptions (a frozen dataclass of the solver and integration knobs)
+
+    See Also
+    --------
+    replica_erm
+
+    Examples
+    --------
+    >>> from attnstat.slr import replica_options
+    >>> o = replica_options({"n_mc": 4096, "integration": "mc"})
+    >>> o.n_mc, o.integration, o.n_rand
+    (4096, 'mc', 4)
+    >>> replica_options({"n_mcc": 10})
+    Traceback (most recent call last):
+        ...
+    TypeError: options has no field ['n_mcc']; ...
     """
     import dataclasses
     if options is None: o = ReplicaOptions()
@@ -1960,6 +2242,31 @@ def replica_erm(model:SLRModel, # SpikedSLR or MaxSLR
         ReplicaOptions (solver and integration knobs), a dict of its fields, or None
     **legacy
         deprecated: the fields of ReplicaOptions and warm_chi as keywords
+
+    Returns
+    -------
+    ReplicaResult
+        a ReplicaResult: the overlaps and conjugates (also as attributes, e.g. r.m_k), test_error
+        with test_error_se, train_loss, energy, convergence (converged, n_iter, residual), standard
+        errors `se`, and the RS diagnostics (replicon, jump_k, jump_v, stability)
+
+    See Also
+    --------
+    replica_curve
+    replica_erm_matrix
+    ridge_textbook
+
+    Examples
+    --------
+    >>> from attnstat.slr import SpikedSLR, replica_erm
+    >>> opts = dict(n_mc=256, integration="mc", n_rand=1, atol=1e-5,   # a small, quick solve
+    ...             diagnostics=False, prox_guard=False)
+    >>> r = replica_erm(SpikedSLR(2, 2.0), "softmax", alpha=2.0, lam=0.5, options=opts)
+    >>> print(f"test error {r.test_error:.3f}, m_k {r.m_k:.3f}, m_v {r.m_v:.3f}", r.converged)
+    test error 0.560, m_k 0.279, m_v 0.640 True
+    >>> r = replica_erm(SpikedSLR(1, 1.0), "softmax", 2.0, 0.5)   # L = 1: ridge, in closed form
+    >>> print(f"{r.test_error:.4f}", r.integration)
+    0.1063 closed form
     """
     warm_chi = legacy.pop("warm_chi", None)   # continuation: pass init=<a ReplicaResult> instead
     o = replica_options(options, legacy)
@@ -2039,6 +2346,27 @@ def label_branches(rows:list, # rows of replica_curve (possibly from several cal
         rows of replica_curve (possibly from several calls)
     branch_tol : float, default 0.001
         overlaps closer than this (max norm) are the same branch
+
+    Returns
+    -------
+    list
+        the rows sorted by (alpha, scan, start), each converged row with 'branch' (the distinct
+        fixed point's number at its alpha) and 'global_min' (lowest ERM energy)
+
+    See Also
+    --------
+    replica_curve
+
+    Examples
+    --------
+    >>> from attnstat.slr import label_branches
+    >>> x1 = dict(m_k=1.0, q_k=2.0, V_k=0.5, m_v=0.8, q_v=1.0, V_v=0.3)
+    >>> x2 = dict(x1, m_k=0.1)
+    >>> rows = [dict(alpha=2.0, converged=True, energy=0.40, **x1),
+    ...         dict(alpha=2.0, converged=True, energy=0.35, **x2),
+    ...         dict(alpha=2.0, converged=True, energy=0.40, **x1)]
+    >>> [(r["branch"], r["global_min"]) for r in label_branches(rows)]
+    [(0, False), (1, True), (0, False)]
     """
     if not isinstance(rows, (list, tuple)) or not all(isinstance(r, dict) for r in rows):
         raise ParameterTypeError(
@@ -2108,6 +2436,28 @@ def replica_curve(model:SLRModel, # SpikedSLR or MaxSLR
         speed-up)
     **kw
         passed to replica_erm: seed, options (ReplicaOptions or a dict), lam_k,
+
+    Returns
+    -------
+    list
+        a list of dict rows (one per scan and alpha: the fields of ReplicaResult.as_dict, 'scan',
+        'start', 'seconds', 'branch', 'global_min'), sorted by alpha
+
+    See Also
+    --------
+    replica_erm
+    label_branches
+
+    Examples
+    --------
+    >>> from attnstat.slr import SpikedSLR, replica_curve
+    >>> opts = dict(n_mc=256, integration="mc", n_rand=1, atol=1e-5,   # a small, quick solve
+    ...             diagnostics=False, prox_guard=False)
+    >>> rows = replica_curve(SpikedSLR(2, 2.0), "softmax", [2.0, 4.0], 0.5, starts=("informed",),
+    ...                      directions=("up",), progress=False, options=opts)
+    >>> for r in rows: print(r["alpha"], r["scan"], r["branch"], f"{r['test_error']:.3f}")
+    2.0 up 0 0.560
+    4.0 up 0 0.379
     """
     from joblib import Parallel, delayed
     from tqdm.auto import tqdm
@@ -2334,6 +2684,31 @@ def replica_erm_matrix(model:SLRModel, # SpikedSLR or MaxSLR
         are used
     **legacy
         deprecated: n_mc, damping, atol, max_iter as keywords
+
+    Returns
+    -------
+    MatrixReplicaResult
+        a MatrixReplicaResult: the 2x2 matrices M, Q, V and their conjugates Mhat, Qhat, Vhat, the
+        Monte Carlo test_error with test_error_se, converged, n_iter, residual
+
+    See Also
+    --------
+    replica_erm
+
+    Examples
+    --------
+    >>> from attnstat.slr import SpikedSLR, replica_erm, replica_erm_matrix
+    >>> m = SpikedSLR(2, 2.0)
+    >>> opts = dict(n_mc=256, integration="mc", n_rand=1, atol=1e-5,   # a small, quick solve
+    ...             diagnostics=False, prox_guard=False)
+    >>> r6 = replica_erm(m, "softmax", 2.0, 0.5, seed=1, options=opts)
+    >>> mm = replica_erm_matrix(m, "softmax", 2.0, 0.5, init=r6, seed=1,
+    ...                         options=dict(n_mc=256, atol=1e-3))
+    >>> print(mm.M.round(2), mm.converged)   # near diag(m_k, m_v) of the six-parameter form
+    [[ 0.29 -0.01]
+     [-0.01  0.7 ]] True
+    >>> print(f"{r6.m_k:.2f} {r6.m_v:.2f}")
+    0.29 0.70
     """
     o = _matrix_options(options, legacy)
     act = get_activation(activation); _slr_model(model)
