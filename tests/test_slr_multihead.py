@@ -1,5 +1,5 @@
 """Tests of attnstat.slr.multihead: several heads on the multi-feature single-location model (issue 31)."""
-import math
+import dataclasses, math
 import numpy as np
 import pytest
 from attnstat.core import ParameterTypeError
@@ -303,3 +303,13 @@ def test_escape_law():
     two = EscapeLaw(le, np.stack([A - le / lam] * 2), np.eye(2) * 0.2, np.eye(2) * S)
     assert abs(two.mode_fraction(1000)[1] - 0.5) < 0.02 and two.mean(1000) < law.mean(1000)
     with pytest.raises(ValueError, match="Sigma"): EscapeLaw(le, A - le / lam, [[0.2]], [[-1.0]])
+
+
+def test_single_feature_functions_name_the_multi_feature_api():
+    "population_risk and optimal_population_risk refuse a MultiFeatureSLR and name the functions that answer."
+    from attnstat.slr import optimal_population_risk, population_risk
+    m = MultiFeatureSLR(4, 3.0, 0.5)
+    for call in (lambda: optimal_population_risk(m, "softmax"), lambda: population_risk(m, "softmax", 1, 2, 1, 1)):
+        with pytest.raises(TypeError, match="mh_optimal_risk") as e: call()
+        assert "model must be a SpikedSLR or MaxSLR" in str(e.value)
+    assert "single_head_api" not in {f.name for f in dataclasses.fields(m)}   # a class constant, not a field

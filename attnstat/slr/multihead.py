@@ -135,6 +135,11 @@ class MultiFeatureSLR:
     def sink_star(self) -> np.ndarray:
         return np.exp(self.log_sink_star)  # Bayes sink constants C*_a
 
+
+# what check_model names when a single-feature function (population_risk, ...) gets this model
+MultiFeatureSLR.single_head_api = ("attnstat.slr.multihead.mh_population_risk and mh_optimal_risk "
+                                   "(bayes_risk answers for it directly)")
+
 # %% ../../nbs/01g_slr_multihead.ipynb #6b590b76
 @dataclass
 class FeatureFields:
