@@ -108,8 +108,8 @@ Modules:
 - `attnstat.sweep`: Every sweep of attnstat goes through `run_sweep`: joblib processes on one
   machine or a Dask cluster, a progress bar with an ETA, and a CSV cache that records the
   parameters, package version and seed and resumes an interrupted sweep.
-- `attnstat.testing`: `test_eq`, `test_close`, `test_fail`, `expect_fail` and `test_warns`, shipped
-  with the package so the notebooks run on `pip install attnstat` alone.
+- `attnstat.testing`: `test_eq`, `test_close`, `test_fail`, `expect_fail`, `test_warns` and
+  `examples`, shipped with the package so the notebooks run on `pip install attnstat` alone.
 - `attnstat.weights`: Loaders for the query and key matrices of BERT-family and GPT-2 checkpoints
   (safetensors and numpy only), the fit $W_K^\\top W_Q \\approx \\alpha_I I + \\Gamma_j$, the
   all-MiniLM-L6-v2 analysis, and the interpolation error predicted from the fitted weights against a
