@@ -464,7 +464,8 @@ def model_options(f, # a click command callback
                      help="Signal strength nu >= 0 (inf allowed for --model max); spiked: a "
                           "comma-separated list gives per-position strengths nu_1..nu_L." + more),
         click.option("--noise", type=float, default=0.0, show_default=True,
-                     help="Label noise Delta >= 0."),
+                     help="Standard deviation Delta >= 0 of the label noise (the labels gain "
+                          "Delta xi, the risk Delta^2); not its variance."),
         click.option("--prior", type=FloatList(), default=None,
                      help="Spiked: location prior pi_1..pi_L (positive, summing to 1; default "
                           "uniform)."),
@@ -667,23 +668,55 @@ def bayes(model, L, nu, noise, presence, alpha, n_mc, seed, as_json):
 _OVERLAP_OPTIONS = (("--m-k", "m_k"), ("--q-k", "q_k"), ("--m-v", "m_v"), ("--q-v", "q_v"),
                     ("--c", "c"))
 
-def _mh_population(ctx, model, L, nu, noise, presence, activation, heads, n_mc, seed) -> dict:
+def _mf_overlaps(ctx, mdl, activation, heads, overlaps:tuple, n_mc, seed) -> dict:
+    "One head, one feature of presence p, at given overlaps: mh_population_risk."
+    from attnstat.slr.multihead import mh_population_risk
+    m_k, q_k, m_v, q_v, c = overlaps
+    if mdl.K != 1 or heads not in (None, 1):
+        raise click.UsageError("--m-k, --q-k, --m-v, --q-v give one head on one feature; for "
+                               "several heads or features the theory takes (2H, 2K) overlap "
+                               "matrices (attnstat.slr.multihead.mh_population_risk in Python), "
+                               "or drop them to optimise")
+    given = {"--m-k": m_k, "--q-k": q_k, "--m-v": m_v, "--q-v": q_v}
+    if any(v is None for v in given.values()):
+        missing = [k for k, v in given.items() if v is None]
+        raise click.UsageError("give all four overlaps --m-k, --q-k, --m-v, --q-v or none "
+                               f"(missing {', '.join(missing)})")
+    for o, q, m, nm in (("--q-k", q_k, m_k, "k"), ("--q-v", q_v, m_v, "v")):
+        if not q >= m * m:
+            raise click.BadParameter(f"q_{nm} = {q:g} must be >= m_{nm}^2 = {m * m:g}",
+                                     param_hint=f"'{o}'")
+    _check_offset(ctx, activation, c)
+    c = 0.0 if c is None else c
+    # rows (k, v) of the head, columns (k*, v*) of the feature; k.v = 0, as in population_risk
+    M, Q = [[m_k, 0.0], [0.0, m_v]], [[q_k, 0.0], [0.0, q_v]]
+    risk, err = mh_population_risk(mdl, activation, M, Q, c=c, seed=seed,
+                                   **({} if n_mc is None else {"n": n_mc}))
+    return {"m_k": m_k, "q_k": q_k, "m_v": m_v, "q_v": q_v, "c": c, "risk": risk,
+            "excess": risk - mdl.noise**2, "err": err}
+
+def _mh_population(ctx, model, L, nu, noise, presence, activation, heads, n_mc, seed,
+                   overlaps:tuple) -> dict:
     "slr population with several heads or features, or a presence < 1: mh_optimal_risk."
-    typed = [o for o, p in _OVERLAP_OPTIONS if _typed(ctx, p)]
-    if typed:
-        raise click.UsageError(f"{', '.join(typed)}: for one head on one feature present in "
-                               "every sequence; the multi-head population theory optimises the "
-                               "overlaps and offsets")
     from attnstat.slr.activations import SinkSoftmax, get_activation
     from attnstat.slr.multihead import mh_optimal_risk
     mdl = make_feature_model(model, L, nu, presence, noise)
+    head = {"model": "multi-feature", "L": L, "nu": mdl.nu, "presence": mdl.p, "noise": noise,
+            "activation": activation, "features": mdl.K}
+    if any(_typed(ctx, p) for _, p in _OVERLAP_OPTIONS[:4]):
+        return {**head, "heads": 1, "optimised": False,
+                **_mf_overlaps(ctx, mdl, activation, heads, overlaps, n_mc, seed),
+                "sink_star": mdl.sink_star}
+    if _typed(ctx, "c"):
+        raise click.UsageError("--c: for one head at given overlaps (--m-k, --q-k, --m-v, "
+                               "--q-v); the multi-head population theory optimises the offsets")
     sizes = {} if n_mc is None else {"n": n_mc, "n_eval": 4 * n_mc}
     r = mh_optimal_risk(mdl, activation, H=heads, seed=seed, **sizes)
-    out = {"model": "multi-feature", "L": L, "nu": mdl.nu, "presence": mdl.p, "noise": noise,
-           "activation": activation, "features": mdl.K, "heads": int(r.c.size), "optimised": True,
-           **to_jsonable(r), "sink_star": mdl.sink_star}
+    out = {**head, "heads": int(r.c.size), "optimised": True, **to_jsonable(r),
+           "sink_star": mdl.sink_star}
     if isinstance(get_activation(activation), SinkSoftmax): out["sink"] = r.sink
     return out
+
 
 # %% ../nbs/05b_cli.ipynb #cli-sh-population
 def _sh_population(ctx, model, L, nu, noise, activation, m_k, q_k, m_v, q_v, c) -> dict:
@@ -715,18 +748,26 @@ def _sh_population(ctx, model, L, nu, noise, activation, m_k, q_k, m_v, q_v, c) 
 @click.option("--activation", type=SLR_ACTIVATION, default="softmax", show_default=True,
               help="Attention activation.")
 @click.option("--m-k", "--m_k", "m_k", type=float, default=None,
-              help="Overlap k.k*/D (with --q-k, --m-v, --q-v: risk at these overlaps).")
-@click.option("--q-k", "--q_k", "q_k", type=float, default=None, help="Overlap k.k/D >= m_k^2.")
-@click.option("--m-v", "--m_v", "m_v", type=float, default=None, help="Overlap v.v*/D.")
-@click.option("--q-v", "--q_v", "q_v", type=float, default=None, help="Overlap v.v/D >= m_v^2.")
+              help="Overlap k.k*/D (with --q-k, --m-v, --q-v: risk at these overlaps, one head; "
+                   "with --presence < 1 the Monte Carlo mh_population_risk with M = diag(m_k, "
+                   "m_v), Q = diag(q_k, q_v); refused with several heads or features, whose "
+                   "overlaps are matrices: use mh_population_risk in Python).")
+@click.option("--q-k", "--q_k", "q_k", type=float, default=None,
+              help="Overlap k.k/D >= m_k^2 (one head on one feature, as --m-k).")
+@click.option("--m-v", "--m_v", "m_v", type=float, default=None,
+              help="Overlap v.v*/D (one head on one feature, as --m-k).")
+@click.option("--q-v", "--q_v", "q_v", type=float, default=None,
+              help="Overlap v.v/D >= m_v^2 (one head on one feature, as --m-k).")
 @click.option("--c", type=float, default=None,
-              help="erf offset (default: 0 at given overlaps, optimised otherwise).")
+              help="erf offset, or log sink of --activation sink with --presence (default: 0 at "
+                   "given overlaps, optimised otherwise).")
 @click.option("--heads", type=int, default=None,
               help="Heads H in [1, 16]: the multi-head population theory (mh_optimal_risk), also "
                    "used for --presence < 1 or several features; default one per feature.")
 @click.option("--n-mc", "--n_mc", "n_mc", type=int, default=None,
               help="Multi-head theory: Monte Carlo sequences of the search >= 2 (the reported risk "
-                   "uses 4 times as many independent ones; default 2^15).")
+                   "uses 4 times as many independent ones; default 2^15); at given overlaps with "
+                   "--presence: the sequences of mh_population_risk (default 2^16).")
 @click.option("--seed", type=int, default=0, show_default=True, callback=_nonneg_int,
               help="Multi-head theory: Monte Carlo seed >= 0.")
 @json_option
@@ -736,7 +777,8 @@ def population(model, L, nu, noise, presence, activation, m_k, q_k, m_v, q_v, c,
     "Population risk: at the given overlaps, or (without overlaps) optimised over them."
     ctx = click.get_current_context()
     if _several(*_features(nu, presence), heads):
-        out = _mh_population(ctx, model, L, nu, noise, presence, activation, heads, n_mc, seed)
+        out = _mh_population(ctx, model, L, nu, noise, presence, activation, heads, n_mc, seed,
+                             (m_k, q_k, m_v, q_v, c))
     else: out = _sh_population(ctx, model, L, nu, noise, activation, m_k, q_k, m_v, q_v, c)
     emit(out, as_json)
 
@@ -904,48 +946,93 @@ def _single_head(heads, residual, head_family, head_mode, weights_file) -> bool:
     return (heads == 1 and issubclass(READOUTS[residual], NoResidual) and head_family is None
             and issubclass(HEAD_MODES[head_mode], AverageHeads) and weights_file is None)
 
+# %% ../nbs/05b_cli.ipynb #05cd4d7f
+def _head_weights(mu, w_K, w_Q, r, snr, heads, head_family, weights_file) -> tuple:
+    "(mu, W_K, W_Q, H) of rmt error: from --weights, --head-family or H copies of (w_K, w_Q)."
+    import numpy as np
+    if weights_file is not None:
+        mu, W_K, W_Q = load_heads(weights_file)
+        if heads != 1 and heads != W_K.shape[1]:
+            raise click.BadParameter(f"{heads} heads asked for, the file has {W_K.shape[1]}",
+                                     param_hint="'--heads'")
+        return mu, W_K, W_Q, W_K.shape[1]
+    if head_family is not None:
+        from attnstat.rmt.multihead import head_family as _family
+        return (*_family(head_family, heads, r=r, snr=snr), heads)
+    return mu, np.tile(w_K[:, None], (1, heads)), np.tile(w_Q[:, None], (1, heads)), heads
+
+
+# %% ../nbs/05b_cli.ipynb #ccc711cb
+# the library's Python spellings in the finite-p readout's refusals, as typed on the command line
+_FINITE_P_WORDS = {"residual='concat'": "--residual concat", "residual='sum'": "--residual sum",
+                   "error='test'": "--test-error", "W_K and W_Q": "the heads' W_K and W_Q",
+                   "use multihead_theory (p -> infinity)": "drop --p for the p -> infinity theory"}
+
+def _finite_p_readout(act, c, gamma, mu, W_K, W_Q, p, head_mode, residual, test_error):
+    "strong_signal_readout_theory; what its derivation does not cover: a one-line usage error."
+    from attnstat.rmt.strong_signal import strong_signal_readout_theory
+    try:
+        return strong_signal_readout_theory(act, c=c, gamma=gamma, mu=mu, W_K=W_K, W_Q=W_Q, p=p,
+                                            heads=head_mode, residual=residual,
+                                            error="test" if test_error else "interpolation")
+    except ValueError as e:
+        msg = _one_line(e)
+        if "not covered" not in msg and "at most 3 dimensions" not in msg: raise
+        for py, cli_word in _FINITE_P_WORDS.items(): msg = msg.replace(py, cli_word)
+        raise click.UsageError(f"the finite-p theory (--p) does not cover this readout: {msg} "
+                               "(chapter 03g_rmt_strong_signal)") from None
+
+
 # %% ../nbs/05b_cli.ipynb #cli-finite-p-error
-def _finite_p_error(ctx, f, level, c, gamma, mu, w_K, w_Q, p, single:bool, test_error:bool,
-                    scale:str) -> dict:
-    "rmt error --p: the finite-p strong-signal theory, or a one-line refusal of what it lacks."
-    multi = ("the multi-head and residual readouts (--heads, --residual, --head-family, "
-             "--head-mode, --weights)")
-    lacks = [(multi, not single),
-             ("the fresh-token test error (--test-error)", test_error),
-             ("a rescaled ridge parameter (--scale, --scale-invariant)", scale != "raw"),
+def _finite_p_error(ctx, f, level, c, gamma, mu, w_K, w_Q, r, snr, p, test_error:bool,
+                    scale:str, heads, residual, head_family, head_mode, weights_file) -> dict:
+    "rmt error --p: the finite-p strong-signal theory (one head, several, a residual readout)."
+    import numpy as np
+    from attnstat.rmt.strong_signal import (P_MIN, score_signal, strong_signal_theory,
+                                            strong_signal_test_theory)
+    if p < P_MIN:
+        raise click.BadParameter(f"the finite-p theory needs p >= {P_MIN} (it drops O(1/p) terms), "
+                                 f"got {p}", param_hint="'--p'")
+    lacks = [("a rescaled ridge parameter (--scale, --scale-invariant)", scale != "raw"),
              ("a kept kernel diagonal (--diag)", _typed(ctx, "diag"))]
     for what, asked in lacks:
         if asked:
-            raise click.UsageError(f"the finite-p theory (--p) does not cover {what}: it gives the "
-                                   "single-head interpolation error with a zeroed kernel diagonal "
+            raise click.UsageError(f"the finite-p theory (--p) does not cover {what}: it uses one "
+                                   "gamma for attention and ridge and a zeroed kernel diagonal "
                                    "(chapter 03g_rmt_strong_signal)")
-    import numpy as np
-    from attnstat.rmt.strong_signal import strong_signal_theory
-    t = strong_signal_theory(_act(f, level), c=c, gamma=np.asarray(gamma, float), mu=mu,
-                             w_K=w_K, w_Q=w_Q, p=p)
+    act, g = _act(f, level), np.asarray(gamma, float)
+    if not _single_head(heads, residual, head_family, head_mode, weights_file):
+        mu, W_K, W_Q, H = _head_weights(mu, w_K, w_Q, r, snr, heads, head_family, weights_file)
+        t = _finite_p_readout(act, c, g, mu, W_K, W_Q, p, head_mode, residual, test_error)
+        eps = [score_signal(mu, W_K[:, h], W_Q[:, h], p) for h in range(H)]
+        out = {"p": p, "epsilon": eps, "heads": H, "head_mode": head_mode, "residual": residual,
+               "head_family": head_family, "weights": weights_file, "gamma": t.gamma}
+        pre = "E_test_" if test_error else "E_"
+        return {**out, pre + "attn": t.error, pre + "rr": t.ridge,
+                ("test_" if test_error else "") + "difference": t.difference,
+                "converged": t.converged, "fixed_point_residual": t.residual}
+    if test_error:
+        t = strong_signal_test_theory(act, c=c, gamma=g, mu=mu, w_K=w_K, w_Q=w_Q, p=p)
+        return {"p": p, "epsilon": t.params["epsilon"], "gamma": t.gamma, "E_test_attn": t.error,
+                "E_test_rr": t.ridge, "test_difference": t.difference, "converged": t.converged,
+                "residual": t.residual}
+    t = strong_signal_theory(act, c=c, gamma=g, mu=mu, w_K=w_K, w_Q=w_Q, p=p)
     return {"p": p, "epsilon": t.params["epsilon"], "gamma": t.gamma, "E_attn": t.error,
             "E_rr": t.ridge, "difference": t.difference, "converged": t.converged,
             "residual": t.residual, "diag": t.params["diag"]}
+
 
 # %% ../nbs/05b_cli.ipynb #cli-multihead-error
 def _multihead_error(f, level, c, gamma, mu, w_K, w_Q, r, snr, diag, require_a1, test_error,
                      scale, heads, residual, head_family, head_mode, weights_file) -> dict:
     "rmt error with several heads, a residual readout, a head family or --weights."
     import numpy as np
-    from attnstat.rmt.multihead import (compare_multihead_ridge, head_family as _family, READOUTS,
-                                        multihead_test_error)
+    from attnstat.rmt.multihead import compare_multihead_ridge, READOUTS, multihead_test_error
     if test_error and not READOUTS[residual].has_test_theory:
         raise click.UsageError(f"--test-error is not available with --residual {residual}: the "
                                "fresh-token error of this readout is measured by simulation only "
                                "(chapter 03f_rmt_multihead)")
-    if weights_file is not None:
-        mu, W_K, W_Q = load_heads(weights_file)
-        if heads != 1 and heads != W_K.shape[1]:
-            raise click.BadParameter(f"{heads} heads asked for, the file has {W_K.shape[1]}",
-                                     param_hint="'--heads'")
-        heads = W_K.shape[1]
-    elif head_family is not None: mu, W_K, W_Q = _family(head_family, heads, r=r, snr=snr)
-    else: W_K, W_Q = np.tile(w_K[:, None], (1, heads)), np.tile(w_Q[:, None], (1, heads))
+    mu, W_K, W_Q, heads = _head_weights(mu, w_K, w_Q, r, snr, heads, head_family, weights_file)
     act = _act(f, level)
     out = compare_multihead_ridge(act, c=c, gamma=np.asarray(gamma, float), mu=mu, W_K=W_K,
                                   W_Q=W_Q, residual=residual, heads=head_mode, scale=scale,
@@ -1013,10 +1100,11 @@ def multihead_options(f, # a click command callback
 @click.option("--scale-invariant", is_flag=True, help="Shorthand for --scale relative.")
 @multihead_options
 @click.option("--p", "p", type=int, default=None,
-              help="Embedding dimension p >= 2: the finite-p theory (strong_signal_error), which "
-                   "keeps the signal part of the score, eps = (||mu||^2 + (mu.w_K)(mu.w_Q)) / "
-                   "sqrt(p), exactly; single head, zeroed kernel diagonal, interpolation error "
-                   "only.")
+              help="Embedding dimension p >= 64: the finite-p theory, which keeps the signal part "
+                   "of the score, eps = (||mu||^2 + (mu.w_K)(mu.w_Q)) / sqrt(p), exactly "
+                   "(strong_signal_theory; --test-error: strong_signal_test_theory, the "
+                   "fresh-token errors only; several heads or --residual sum: "
+                   "strong_signal_readout_theory); zeroed kernel diagonal, one gamma for both.")
 @json_option
 @library_errors
 def error(f, level, c, gamma, snr, r, phi, r_Q, phi_Q, diag, require_a1, test_error, scale,
@@ -1029,11 +1117,11 @@ def error(f, level, c, gamma, snr, r, phi, r_Q, phi_Q, diag, require_a1, test_er
     scale = _scale_option(scale, scale_invariant)
     mu, w_K, w_Q = aligned_vectors(snr, r, phi, r_Q, phi_Q)
     head = {"f": f, "c": c, "snr": snr, "r": r, "phi": phi}
-    single = _single_head(heads, residual, head_family, head_mode, weights_file)
     if p is not None:
-        emit({**head, **_finite_p_error(ctx, f, level, c, gamma, mu, w_K, w_Q, p, single,
-                                        test_error, scale)}, as_json)
-    elif not single:
+        emit({**head, **_finite_p_error(ctx, f, level, c, gamma, mu, w_K, w_Q, r, snr, p,
+                                        test_error, scale, heads, residual, head_family,
+                                        head_mode, weights_file)}, as_json)
+    elif not _single_head(heads, residual, head_family, head_mode, weights_file):
         emit({**head, **_multihead_error(f, level, c, gamma, mu, w_K, w_Q, r, snr, diag,
                                          require_a1, test_error, scale, heads, residual,
                                          head_family, head_mode, weights_file)}, as_json)

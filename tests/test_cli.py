@@ -336,8 +336,8 @@ def test_rmt_error_finite_p_matches_library():
     assert all(data["converged"])
 
 @pytest.mark.parametrize("extra, what", [
-    (["--heads", "2"], "multi-head"), (["--residual", "sum"], "multi-head"), (["--head-mode", "sum"], "multi-head"),
-    (["--head-family", "shared"], "multi-head"), (["--test-error"], "test error"), (["--scale-invariant"], "--scale"),
+    (["--residual", "concat"], "--residual concat"), (["--residual", "sum", "--test-error"], "--test-error"),
+    (["--heads", "3", "--head-family", "hetero"], "at most 3 dimensions"), (["--scale-invariant"], "--scale"),
     (["--scale", "dof"], "--scale"), (["--diag", "0.1"], "--diag"),
 ])
 def test_rmt_error_finite_p_refuses_uncovered_readouts(extra, what):
@@ -346,6 +346,57 @@ def test_rmt_error_finite_p_refuses_uncovered_readouts(extra, what):
     assert res.exit_code == 2
     line = one_line_error(res)
     assert "finite-p theory (--p) does not cover" in line and what in line, line
+    assert "residual=" not in line and "error=" not in line    # command-line spellings, not Python's
+
+@pytest.mark.parametrize("p", ["63", "2", "0", "-5"])
+def test_rmt_error_finite_p_below_p_min(p):
+    "--p below strong_signal.P_MIN (64): one line naming --p and the bound, exit 2."
+    from attnstat.rmt.strong_signal import P_MIN
+    res = run("rmt", "error", "--gamma", "1", "--p", p)
+    assert res.exit_code == 2
+    line = one_line_error(res)
+    assert "'--p'" in line and f"p >= {P_MIN}" in line, line
+
+# aligned weights (--phi 0): mu, w_K, w_Q span one direction, the signal kernel is small and each call takes < 1 s
+_ALIGNED = ("--snr", "2", "--phi", "0", "--c", "0.25", "--gamma", "0.01,1")
+
+def test_rmt_error_finite_p_test_error_matches_library():
+    "rmt error --p --test-error: strong_signal_test_theory's fresh-token errors, ridge's in its .ridge field."
+    import numpy as np
+    from attnstat.rmt import aligned_vectors
+    from attnstat.rmt.generalisation import ridge_test_error
+    from attnstat.rmt.strong_signal import strong_signal_test_theory, score_signal
+    mu, wk, wq = aligned_vectors(2.0, 1.0, 0.0)
+    data = json.loads(run("rmt", "error", *_ALIGNED, "--p", "96", "--test-error", "--json").stdout)
+    t = strong_signal_test_theory("tanh", c=0.25, gamma=[0.01, 1.0], mu=mu, w_K=wk, w_Q=wq, p=96)
+    np.testing.assert_allclose(data["E_test_attn"], t.error, rtol=1e-12)
+    np.testing.assert_allclose(data["E_test_rr"], ridge_test_error(c=0.25, gamma=[0.01, 1.0], snr=2.0), rtol=1e-12)
+    np.testing.assert_allclose(data["test_difference"], t.error - t.ridge, rtol=1e-12)
+    assert data["p"] == 96 and data["epsilon"] == pytest.approx(score_signal(mu, wk, wq, 96), rel=1e-12)
+    assert data["epsilon"] == pytest.approx(4 / np.sqrt(96), rel=1e-12)   # (||mu||^2 + ||mu||^2 r^2)/sqrt(p)
+    assert all(data["converged"]) and "E_attn" not in data
+
+@pytest.mark.parametrize("extra, kw", [
+    (["--heads", "2", "--head-mode", "sum"], {"heads": "sum"}),
+    (["--heads", "2"], {"heads": "average"}),
+    (["--residual", "sum"], {"residual": "sum"}),
+    (["--heads", "2", "--test-error"], {"error": "test"}),
+])
+def test_rmt_error_finite_p_readouts_match_library(extra, kw):
+    "rmt error --p with several heads or --residual sum: strong_signal_readout_theory with the same options."
+    import numpy as np
+    from attnstat.rmt import aligned_vectors
+    from attnstat.rmt.strong_signal import strong_signal_readout_theory, score_signal
+    mu, wk, wq = aligned_vectors(2.0, 1.0, 0.0)
+    H = 2 if "--heads" in extra else 1
+    data = json.loads(run("rmt", "error", *_ALIGNED, "--p", "96", *extra, "--json").stdout)
+    t = strong_signal_readout_theory("tanh", c=0.25, gamma=[0.01, 1.0], mu=mu, W_K=np.tile(wk[:, None], (1, H)),
+                                     W_Q=np.tile(wq[:, None], (1, H)), p=96, **kw)
+    pre = "E_test_" if kw.get("error") == "test" else "E_"
+    np.testing.assert_allclose(data[pre + "attn"], t.error, rtol=1e-12)
+    np.testing.assert_allclose(data[pre + "rr"], t.ridge, rtol=1e-12)
+    assert data["heads"] == H and data["residual"] == kw.get("residual", "none") and all(data["converged"])
+    assert data["epsilon"] == pytest.approx([score_signal(mu, wk, wq, 96)] * H, rel=1e-12)
 
 # --- issue 31 item 6: several heads and features, the sink ---------------------------------------------------------
 
@@ -455,3 +506,47 @@ def test_reproduce_notebooks_help_names_the_folder():
     "reproduce --notebooks: a folder holding the book's notebooks; the installed wheel carries a copy (issue 33)."
     out = " ".join(run("reproduce", "--help").output.split())
     assert "book's chapter notebooks" in out and "wheel carries" in out, out
+
+# --- issue 31: --noise is a standard deviation; slr population at given overlaps with --presence -------------------
+
+@pytest.mark.parametrize("sub", ["bayes", "population", "replica", "simulate", "amp", "bayes-branches", "dynamics"])
+def test_noise_help_says_standard_deviation(sub):
+    "--noise is the label noise's standard deviation Delta (the risk gains Delta^2), in every slr command's help."
+    text = " ".join(run("slr", sub, "--help").output.split())
+    assert "--noise" in text and "Standard deviation Delta >= 0 of the label noise" in text, text
+    assert "Delta^2" in text and "Label noise Delta" not in text
+
+def test_population_overlap_help_names_the_presence_rule():
+    "The help of --m-k says what it does with --presence and that several heads or features refuse it."
+    text = " ".join(run("slr", "population", "--help").output.split())
+    assert "mh_population_risk" in text and "refused with several heads or features" in text, text
+
+def test_population_presence_at_overlaps_matches_library():
+    "slr population --presence P with the four overlaps: mh_population_risk with M = diag(m_k, m_v), Q = diag(q_k, q_v)."
+    from attnstat.slr import MultiFeatureSLR, SpikedSLR, mh_population_risk, population_risk
+    ov = ["--m-k", "0.9", "--q-k", "1.1", "--m-v", "0.4", "--q-v", "0.5"]
+    for act, c in (("softmax", None), ("erf", 0.3)):
+        extra = [] if c is None else ["--c", str(c)]
+        data = json.loads(run("slr", "population", "--nu", "2", "--L", "3", "--noise", "0.3", "--presence", "0.5",
+                              "--activation", act, *ov, *extra, "--n-mc", "4096", "--seed", "2", "--json").stdout)
+        M, Q = [[0.9, 0.0], [0.0, 0.4]], [[1.1, 0.0], [0.0, 0.5]]
+        r, err = mh_population_risk(MultiFeatureSLR(3, 2.0, 0.5, noise=0.3), act, M, Q, c=c or 0.0, n=4096, seed=2)
+        assert data["risk"] == r and data["err"] == err and data["optimised"] is False and data["heads"] == 1
+        assert data["excess"] == pytest.approx(r - 0.09, abs=1e-15)
+        # the construction at presence 1 is one spiked-SLR head: population_risk within 3 standard errors
+        r1, e1 = mh_population_risk(MultiFeatureSLR(3, 2.0, noise=0.3), act, M, Q, c=c or 0.0, n=2**14, seed=1)
+        ref = population_risk(SpikedSLR(3, 2.0, noise=0.3), act, 0.9, 1.1, 0.4, 0.5, c=c or 0.0).risk
+        assert abs(r1 - ref) < 3 * e1, (act, r1, e1, ref)
+
+@pytest.mark.parametrize("extra, words", [
+    (["--heads", "2"], "one head on one feature"), (["--nu", "1"], "one head on one feature"),
+    (["--q-k", "0.5"], "--q-k"),
+])
+def test_population_presence_overlap_refusals(extra, words):
+    "Overlaps with several heads or features, or q_k < m_k^2: one line, exit 2."
+    ov = {"--m-k": "1", "--q-k": "1.5", "--m-v": "0.8", "--q-v": "0.9"}
+    if "--q-k" in extra: ov["--q-k"] = "0.5"; extra = []
+    args = [a for kv in ov.items() for a in kv]
+    res = run("slr", "population", "--nu", "3", "--presence", "0.5", *args, *extra)
+    assert res.exit_code == 2
+    assert words in one_line_error(res)
