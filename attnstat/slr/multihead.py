@@ -81,8 +81,7 @@ class MultiFeatureSLR:
     p : tuple, default (1.0,)
         presence probabilities p_a in (0, 1] (one value is broadcast to every feature)
     noise : float, default 0.0
-        standard deviation of the label noise; risk gains noise^2; spec's Delta (a variance) =
-        noise^2
+        standard deviation of the label noise; risk gains noise^2 (a noise variance Delta = noise^2)
     prior : tuple | None, default None
         (L,) location law pi: positive, summing to 1 (None: uniform)
     """
@@ -92,7 +91,7 @@ class MultiFeatureSLR:
     p: tuple = (
         1.0,
     )  # presence probabilities p_a in (0, 1] (one value is broadcast to every feature)
-    # standard deviation of the label noise; risk gains noise^2; spec's Delta (a variance) = noise^2
+    # standard deviation of the label noise; risk gains noise^2 (a noise variance Delta = noise^2)
     noise: float = 0.0
     prior: tuple | None = None  # (L,) location law pi: positive, summing to 1 (None: uniform)
 

@@ -124,6 +124,39 @@ def _softmax_derivs(s, d, a, u, w, Dn, Vk):
     H[:, dg, dg] += 1.0 / Vk - e
     return grad, H
 
+# %% ../../nbs/02a_slr_replica.ipynb #81b4b334
+def _softmax_prox(X, K, V, y, Vk, Vv, derivatives=False):
+    """phi of the softmax prox on full rows (no mask) from token-major (L, n) key fields X, omega^k
+    K and omega^v V, with the gradient (n, L) and Hessian (n, L, L) when `derivatives` (as
+    _prox_objective and _softmax_derivs)."""
+    m = X.max(0)
+    if not np.all(np.isfinite(m)): m = np.where(np.isfinite(m), m, 0.0)
+    s = np.exp(X - m); s /= s.sum(0)
+    d = X - K
+    N = y - (s * V).sum(0)
+    ss = (s * s).sum(0)
+    Dn = 1.0 + Vv * ss
+    r = N / Dn
+    phi = (d * d).sum(0) / (2 * Vk) + 0.5 * N * r
+    if not derivatives: return phi
+    w = Vv * r * r
+    a = -r * V - w * s
+    u = V + (2 * Vv * r) * s
+    Ja = s * (a - (s * a).sum(0))
+    Ju = s * (u - (s * u).sum(0))
+    E = w * s * s - Ja
+    f = E - (0.5 * w * ss) * s
+    Jd, diag = Ju / Dn, 1.0 / Vk - E
+    L = len(s)
+    H = np.empty((L, L, len(y)))
+    for i in range(L):
+        for j in range(i, L):
+            h = Ju[i] * Jd[j]; h += f[i] * s[j]; h += s[i] * f[j]
+            if i == j: h += diag[i]
+            H[i, j] = h; H[j, i] = h
+    return phi, (d / Vk + Ja).T, H.transpose(2, 0, 1)
+
+
 # %% ../../nbs/02a_slr_replica.ipynb #prox-obj-def
 def _prox_objective(activation, # name or Activation
                    chi, # (n, L) key fields at which to evaluate
@@ -139,6 +172,9 @@ def _prox_objective(activation, # name or Activation
     "phi(chi) of the key prox, unchecked (see prox_objective)."
     act = get_activation(activation)
     sm = getattr(act, "name", "") == "softmax" and chi.ndim == 2
+    if sm and mask is None:
+        X, K, V = (np.ascontiguousarray(a.T) for a in (chi, omk, omv))
+        return _softmax_prox(X, K, V, y, Vk, Vv, derivatives)
     s = _softmax(chi, mask) if sm else act.value(chi, mask=mask, c=c)
     d = chi - omk
     if mask is not None: d = np.where(mask, d, 0.0)
@@ -272,12 +308,41 @@ def _not_pd(H):
         return out | ~(det > 0)
     return np.zeros(len(H), bool)
 
+# %% ../../nbs/02a_slr_replica.ipynb #8906ab0d
+def _ldl_step(H, g):
+    """-H^{-1} g for a batch of symmetric L x L systems (L = 2, 3) by the LDL^T factorisation in
+    closed form: (step, not positive definite)."""
+    h00, h01, h11 = H[:, 0, 0], H[:, 0, 1], H[:, 1, 1]
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        l10 = h01 / h00
+        d1 = h11 - l10 * h01
+        z1 = g[:, 1] - l10 * g[:, 0]
+        if H.shape[-1] == 2:
+            p1 = z1 / d1
+            p0 = g[:, 0] / h00 - l10 * p1
+            return -np.stack([p0, p1], -1), ~((h00 > 0) & (d1 > 0))
+        h02, h12 = H[:, 0, 2], H[:, 1, 2]
+        l20 = h02 / h00
+        l21 = (h12 - l20 * h01) / d1
+        d2 = H[:, 2, 2] - l20 * h02 - l21 * l21 * d1
+        p2 = (g[:, 2] - l20 * g[:, 0] - l21 * z1) / d2
+        p1 = z1 / d1 - l21 * p2
+        p0 = g[:, 0] / h00 - l10 * p1 - l20 * p2
+        return -np.stack([p0, p1, p2], -1), ~((h00 > 0) & (d1 > 0) & (d2 > 0))
+
+
 # %% ../../nbs/02a_slr_replica.ipynb #newton-dir-def
-def _newton_direction(H, g, floor, neg_step=0.0):
+def _newton_direction(H, g, floor, neg_step=0.0, sym=False):
     """-H^{-1} g where H is positive definite; elsewhere the eigenvalue-floored (|lambda|) Newton
     step, moving at least `neg_step` downhill along each direction of negative curvature (so that a
     start near a saddle leaves it at once). Returns the step and where it is not the plain Newton
-    step."""
+    step. `sym`: H is symmetric (L = 2, 3: one LDL^T pass tests positive definiteness)."""
+    if sym and g.shape[-1] in (2, 3):
+        p, bad = _ldl_step(H, g)
+        bad |= ~np.isfinite(_lsum(p))
+        p[bad] = 0.0
+        bad |= ~(_lsum(g * p) < 0) & (_lmax(np.abs(g)) > 0)
+        return _eigen_step(H, g, p, bad, floor, neg_step)
     try:
         p = -_solve_small(H, g)
         bad = ~np.isfinite(_lsum(p))
@@ -287,6 +352,11 @@ def _newton_direction(H, g, floor, neg_step=0.0):
         bad |= _not_pd(H)
     except np.linalg.LinAlgError:
         p, bad = np.zeros_like(g), np.ones(len(g), bool)
+    return _eigen_step(H, g, p, bad, floor, neg_step)
+
+# %% ../../nbs/02a_slr_replica.ipynb #e4da8973
+def _eigen_step(H, g, p, bad, floor, neg_step):
+    "The eigenvalue-floored step where `bad` (see _newton_direction), in place of p: (p, bad)."
     # a diverging iterate can carry a non-finite Hessian or gradient: no step for it (its objective
     # is then non-finite, which the replica map reports as a failed fixed point), the eigen-step for
     # the others
@@ -349,16 +419,18 @@ def _batched_newton(objective, # objective(x, *args, derivatives=False) -> phi (
                                # within merge_tol (1 + |x|) of its known minimum where the
                                # Hessian is positive definite stops there
                    merge_tol:float=1e-3, # radius of that merge, relative
+                   sym:bool=False, # the Hessians are symmetric (see _newton_direction)
                   ) -> tuple:
     "Minimise n independent L-dimensional problems at once (modified Newton, backtracking)."
     x_all = np.array(x0, dtype=float); n = x_all.shape[0]
     active, phi_all = np.arange(n), np.empty(n)
     for _ in range(max_iter):
         if active.size == 0: break
-        a_act = _rows(args, active, n)
-        x = x_all[active]
+        full = active.size == n
+        a_act = args if full else _rows(args, active, n)
+        x = x_all.copy() if full else x_all[active]
         phi, g, H = objective(x, *a_act, derivatives=True)
-        p, bad = _newton_direction(H, g, floor, neg_step)
+        p, bad = _newton_direction(H, g, floor, neg_step, sym)
         xnew, phinew, t, stuck = _backtrack(objective, a_act, x, p, phi, _lsum(g * p), bad)
         x_all[active], phi_all[active] = xnew, phinew
         step = _lmax(np.abs(t[:, None] * p))
@@ -374,6 +446,8 @@ def _batched_newton(objective, # objective(x, *args, derivatives=False) -> phi (
     return x_all, phi_all, int(active.size)
 
 # %% ../../nbs/02a_slr_replica.ipynb #prox-newton-def
+_NEWTON_BLOCK = 16384   # samples per block of the batched Newton prox
+
 def _prox_newton(activation, # name or Activation
                 omk, # (n, L) omega^k
                 omv, # (n, L) omega^v
@@ -391,12 +465,23 @@ def _prox_newton(activation, # name or Activation
     "Minimise phi for all samples at once (modified Newton): (chi, phi, n_unconverged)."
     act = get_activation(activation)
     chi = np.array(omk if x0 is None else x0, dtype=float)
+    if mask is not None and mask.all(): mask = None   # same values, fewer operations
     if mask is not None: chi = np.where(mask, chi, omk)
     def obj(x, omk, omv, y, mask, derivatives=False):
         return _prox_objective(act, x, omk, omv, y, Vk, Vv, mask, c, derivatives)
     # Vk < 0 only on diverging iterates
-    return _batched_newton(obj, chi, (omk, omv, y, mask), floor=1e-8 / Vk, xtol=xtol,
-                           max_iter=max_iter, neg_step=0.1 * math.sqrt(abs(Vk)), merge=merge)
+    kw = {"floor": 1e-8 / Vk, "xtol": xtol, "max_iter": max_iter,
+          "neg_step": 0.1 * math.sqrt(abs(Vk)), "sym": True}
+    args, n, B = (omk, omv, y, mask), len(chi), _NEWTON_BLOCK
+    if n <= B: return _batched_newton(obj, chi, args, merge=merge, **kw)
+    # in blocks of samples: the arrays of a Newton step stay in cache (the samples are independent)
+    x, phi, left = np.empty_like(chi), np.empty(n), 0
+    for a in range(0, n, B):
+        s = slice(a, a + B)
+        x[s], phi[s], lf = _batched_newton(obj, chi[s], _rows(args, s, n), merge=None if merge is
+                                           None else (merge[0][s], merge[1][s]), **kw)
+        left += lf
+    return x, phi, left
 
 # %% ../../nbs/02a_slr_replica.ipynb #newton-public
 def _merge_pair(merge, shape):
@@ -607,11 +692,17 @@ def _ball_values(act, P, D, R, m):
     """phi at the points omega^k + R d (d in the rows of D, on the real tokens) of every sample, in
     blocks of samples (small arrays stay in cache): (n, K) values."""
     omk, omv, y, Vk, Vv, mask, c = P
-    n = len(omk); B = 2048
+    fast = mask is None and getattr(act, "name", "") == "softmax"
+    n = len(omk); B = 8192 if fast else 2048
     out = np.empty((n, len(D)))
     for a in range(0, n, B):
         s = slice(a, min(n, a + B))
         o, v, yy, mm = omk[s], omv[s], y[s], None if mask is None else mask[s]
+        if fast:   # token-major (L, B) arrays
+            K, V, Rs = np.ascontiguousarray(o.T), np.ascontiguousarray(v.T), R[s]
+            for j, d in enumerate(D):
+                out[s, j] = _softmax_prox(K + Rs * d[:, None], K, V, yy, Vk, Vv)
+            continue
         Rm = R[s, None] * m[s]
         for j, d in enumerate(D):
             out[s, j] = _prox_objective(act, o + Rm * d, o, v, yy, Vk, Vv, mm, c)
@@ -644,6 +735,7 @@ def _prox_global(act, omk, omv, y, Vk, Vv, mask=None, c=0.0, warm=None, n_scan=N
     to the next-lowest distinct minimum found per sample (inf where none) and that minimum
     (n, L)."""
     omk = np.asarray(omk, float); n, L = omk.shape
+    if mask is not None and np.all(mask): mask = None   # same values, fewer operations
     # softmax on full rows: the (L - 1)-disk of its minimisers; the ball's volume grows with L (at
     # L = 5, 512 points missed 1 in 1e4)
     shift = getattr(act, "name", "") == "softmax" and (mask is None or bool(np.all(mask)))
@@ -870,14 +962,17 @@ def _fields(x, S):
     "omega^k, omega^v (n, L) at the overlaps x, and the conditional variances q - m^2 (full form)."
     m_k, q_k, _, m_v, q_v, _ = x
     Ck, Cv = max(q_k - m_k**2, 0.0), max(q_v - m_v**2, 0.0)
+    # full rows: the mask products are the identity (skipped)
+    mask = None if np.all(S.mask) else S.mask
+    mk = (lambda a: a) if mask is None else (lambda a: a * mask)
     if S.form == "full":
-        return ((m_k * S.chi_star + math.sqrt(Ck) * S.xi_k) * S.mask,
-                (m_v * S.z_star + math.sqrt(Cv) * S.xi_v) * S.mask, Ck, Cv)
+        return (mk(m_k * S.chi_star + math.sqrt(Ck) * S.xi_k),
+                mk(m_v * S.z_star + math.sqrt(Cv) * S.xi_v), Ck, Cv)
     rows, d2 = np.arange(len(S.y)), 1.0 + S.noise**2
     omv = math.sqrt(max(q_v, 0.0)) * S.xi_v
     omv[rows, S.eps] = ((m_v / d2) * S.y
                         + math.sqrt(max(q_v - m_v**2 / d2, 0.0)) * S.xi_v[rows, S.eps])
-    return (m_k * S.chi_star + math.sqrt(max(q_k, 0.0)) * S.xi_k) * S.mask, omv * S.mask, Ck, Cv
+    return mk(m_k * S.chi_star + math.sqrt(max(q_k, 0.0)) * S.xi_k), mk(omv), Ck, Cv
 
 # %% ../../nbs/02a_slr_replica.ipynb #stein-weights-def
 def _stein_weights(x, S):
@@ -900,6 +995,7 @@ def _stein_weights(x, S):
     Av = None
     if q_v > 0 and Cc > 0:
         Av = S.xi_v / math.sqrt(q_v); Av[rows, S.eps] = ue / math.sqrt(Cc)
+    if np.all(S.mask): return Ak, Bk, Av, Bv      # full rows: the mask products are the identity
     return Ak, Bk, (None if Av is None else Av * S.mask), Bv * S.mask
 
 # %% ../../nbs/02a_slr_replica.ipynb #prior-update-def
@@ -988,17 +1084,20 @@ def _hats(act, x, S, alpha, c, best, vhat):
     m_k, _, V_k, m_v, _, V_v = x
     omk, omv, _, _ = _fields(x, S)
     Ak, Bk, Av, Bv = _stein_weights(x, S)
-    s = act.value(best, mask=S.mask, c=c)
-    r = (S.y - np.sum(s * omv, -1)) / (1.0 + V_v * np.sum(s * s, -1))
-    gk, gv = (best - omk) / V_k * S.mask, r[:, None] * s
+    full = bool(np.all(S.mask))      # full rows: no mask products, the short-axis softmax
+    sm = full and getattr(act, "name", "") == "softmax"
+    s = _softmax(best, None) if sm else act.value(best, mask=S.mask, c=c)
+    r = (S.y - _lsum(s * omv)) / (1.0 + V_v * _lsum(s * s))
+    gk, gv = (best - omk) / V_k, r[:, None] * s
+    if not full: gk = gk * S.mask
     if vhat == "jacobian" or Ak is None or Av is None:
         Jd = _prox_jacobian_diag(act, best, omv, S, r, s, V_k, V_v, c)
         jk, jv = -alpha * np.mean(Jd[0]), -alpha * np.mean(Jd[1])
-    Vh_k = -alpha * np.mean(_lsum(gk * Ak)) if (Ak is not None and vhat == "stein") else jk
-    Vh_v = -alpha * np.mean(_lsum(gv * Av)) if (Av is not None and vhat == "stein") else jv
-    hats = np.array([alpha * np.mean(_lsum(gk * Bk)) + Vh_k * m_k, alpha * np.mean(_lsum(gk * gk)),
-                     Vh_k, alpha * np.mean(_lsum(gv * Bv)) + Vh_v * m_v,
-                     alpha * np.mean(_lsum(gv * gv)), Vh_v])
+    E = lambda a, b: np.vdot(a, b) / len(a)   # mean over the samples of sum_l a_l b_l (a BLAS dot)
+    Vh_k = -alpha * E(gk, Ak) if (Ak is not None and vhat == "stein") else jk
+    Vh_v = -alpha * E(gv, Av) if (Av is not None and vhat == "stein") else jv
+    hats = np.array([alpha * E(gk, Bk) + Vh_k * m_k, alpha * E(gk, gk), Vh_k,
+                     alpha * E(gv, Bv) + Vh_v * m_v, alpha * E(gv, gv), Vh_v])
     return hats, s, r
 
 # %% ../../nbs/02a_slr_replica.ipynb #upd-core
@@ -1217,8 +1316,10 @@ def _replicon_samples(J, alpha, V_k, V_v):
     n, L = J.shape[0], J.shape[1] // 2
     # (n, l, l', 2, 2)
     G = J.reshape(n, 2, L, 2, L).transpose(0, 2, 4, 1, 3)
-    # per-sample sum_ll' G (x) G
-    X4 = np.einsum("nabij,nabkl->nikjl", G, G).reshape(n, 4, 4)
+    # per-sample sum_ll' G (x) G: a batched (4 x L^2) (L^2 x 4) product (7x faster than einsum)
+    Gf = G.reshape(n, L * L, 4)
+    X4 = np.matmul(Gf.transpose(0, 2, 1), Gf).reshape(n, 2, 2, 2, 2).transpose(0, 1, 3, 2, 4)
+    X4 = X4.reshape(n, 4, 4)
     V = np.array([V_k, V_v])
     # vec(E11), vec(E22), vec(E12 + E21)
     P = np.array([[1, 0, 0], [0, 0, 1], [0, 0, 1], [0, 1, 0]], float)
@@ -2038,16 +2139,17 @@ def _solve_net(job, S, S_test, x0, warm_i, kw_i, near=False):
     return out
 
 def _presolve(job, S, x0, fp_kw):
-    "A coarse solve on the first eighth of the first net: a better start for the full solves."
+    """A coarse solve on the first eighth of the first net: a better start for the full solves
+    (x, map evaluations, converged)."""
     S0 = _subsample(S, len(S.y) // 8)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             kw0 = dict(fp_kw, atol=10 * fp_kw["atol"], on_fail="warn")
             r0, _, _ = _solve_one(job, S0, x0, None, kw0, 0, guard=False)
-    except ConvergenceError: return x0, 0
+    except ConvergenceError: return x0, 0, False
     ok = np.all(np.isfinite(r0.x)) and r0.x[2] > 0 and r0.x[5] > 0
-    return (r0.x if ok else x0), int(r0.n_iter)
+    return (r0.x if ok else x0), int(r0.n_iter), bool(ok and r0.converged)
 
 # %% ../../nbs/02a_slr_replica.ipynb #rep-branch
 def _one_branch(job, nets, Ss, fp_kw):
@@ -2169,13 +2271,15 @@ def _replica_job(model, activation, alpha, lam, lam_k, lam_v, c, on_fail, o):
 # %% ../../nbs/02a_slr_replica.ipynb #rep-solve-nets
 def _solve_nets(job, Ss, x0, warm, fp_kw):
     """The fixed point on every randomisation in turn (the first after a presolve when cold, the
-    others warm-started at the last converged one), then one branch for all: (nets, history,
-    map evaluations)."""
+    others warm-started at the last converged one; each started near its fixed point goes to the
+    global guard at once), then one branch for all: (nets, history, map evaluations)."""
     o = job.o
     warm_kw = {"anderson_start": np.inf, "damping": 0.0} if o.warm_kw is None else dict(o.warm_kw)
-    n_it, cold = 0, all(w is None for w in warm)
-    if o.presolve and cold and len(Ss[0].y) >= 8192: x0, n_it = _presolve(job, Ss[0], x0, fp_kw)
-    nets, hist, near = [], [], False
+    n_it, cold, near = 0, all(w is None for w in warm), False
+    # a converged presolve is near the first net's fixed point too: no coarse solve there
+    if o.presolve and cold and len(Ss[0].y) >= 8192:
+        x0, n_it, near = _presolve(job, Ss[0], x0, fp_kw)
+    nets, hist = [], []
     for i in range(len(Ss)):
         kw_i = dict(fp_kw, history=o.history and i == 0)
         # near the answer: Anderson at once
