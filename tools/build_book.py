@@ -53,7 +53,9 @@ def cell_tags(cell):
         key, value = key.strip().lower(), value.strip()
         if key in FIG_KEYS and value:
             group, field = FIG_KEYS[key]
-            meta.setdefault(group, {})[field] = value.strip("\"'") if field == "name" else value
+            if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":   # a YAML-quoted value
+                value = value[1:-1].replace("\\" + value[0], value[0])
+            meta.setdefault(group, {})[field] = value
             continue
         d = m.group(1).replace(" ", "").lower()
         if d.startswith("default_exp") or d == "hide": tags.append("remove-cell")
