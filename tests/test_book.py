@@ -38,6 +38,9 @@ def test_directives_become_tags_and_figures():
     assert src == "plot()\n" and tags == []
     assert meta == {"figure": {"name": "fig-risk", "caption": "Risk vs $\\nu$; D = 400, seed 0."},
                     "image": {"alt": "Two decreasing curves."}}
+    # a YAML-quoted caption or alt text is unquoted (the quotes are not shown on the page)
+    meta = build_book.cell_tags(cell('#| label: fig-q\n#| fig-cap: "A \\"quoted\\" caption"\n#| fig-alt: \'Alt.\'\nplot()\n'))[2]
+    assert meta == {"figure": {"name": "fig-q", "caption": 'A "quoted" caption'}, "image": {"alt": "Alt."}}
     with pytest.raises(ValueError, match="fig-cap"):
         build_book.cell_tags(cell("#| label: fig-x\nplot()\n"))
 
