@@ -295,6 +295,46 @@ def check_anchors(page, url: str, top_px: float = ANCHOR_TOP_PX) -> list[str]:
         fails.append(f"opening the page at #{last} lands {r and round(r['top'])} px from the top")
     return fails
 
+def check_every_anchor(page, url: str, top_px: float = ANCHOR_TOP_PX, fresh: bool = True) -> tuple[int, list[str]]:
+    """Every section anchor of the page: followed in place (a hash change) and, with `fresh`, opened afresh; each
+    heading must land within `top_px` of the top. Returns (anchors checked, failures)."""
+    ids = page.evaluate(SECTIONS_JS)
+    fails, base = [], url.split("#")[0]
+    for sid in ids:
+        page.evaluate("(id) => { location.hash = id; }", sid)
+        r = page.evaluate(TOP_JS, sid)
+        if r is None or not (-2 <= r["top"] <= top_px or (r["top"] > 0 and r["end"])):
+            fails.append(f"the link to #{sid} lands {r and round(r['top'])} px from the top")
+    if fresh:
+        for sid in ids:
+            page.goto(base + "#" + sid, wait_until="load", timeout=60000)
+            page.evaluate("document.fonts.ready.then(() => 1)")
+            r = page.evaluate(TOP_JS, sid)
+            if r is None or not (-2 <= r["top"] <= top_px or (r["top"] > 0 and r["end"])):
+                fails.append(f"opening the page at #{sid} lands {r and round(r['top'])} px from the top")
+    return len(ids), fails
+
+def check_all_anchors(html: Path = HTML, pages=None, fresh: bool = True, progress=False) -> dict:
+    "check_every_anchor on every page (or the named ones): {page: (anchors, failures)}."
+    from playwright.sync_api import sync_playwright
+    paths = book_pages(html) if not pages else [html / (p if p.endswith(".html") else p + ".html") for p in pages]
+    out, (srv, base) = {}, serve(html)
+    try:
+        with sync_playwright() as p:
+            b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+            try:
+                page = b.new_context(viewport={"width": 1280, "height": 1600}).new_page()
+                for path in paths:
+                    page.goto(base + path.name, wait_until="load", timeout=60000)
+                    page.evaluate("document.fonts.ready.then(() => 1)")
+                    out[path.name] = check_every_anchor(page, base + path.name, fresh=fresh)
+                    if progress: print(f"{path.name}: {out[path.name][0]} anchors, {len(out[path.name][1])} off", flush=True)
+            finally:
+                b.close()
+    finally:
+        srv.shutdown()
+    return out
+
 SEARCH_JS = """async () => {
   for (let i = 0; i < 200; i++) {
     const items = document.querySelectorAll('#search-results ul.search li a, ul.search li a');
@@ -388,8 +428,19 @@ def main(argv=None):
     ap.add_argument("--html", type=Path, default=HTML)
     ap.add_argument("--report", type=Path, help="write the Markdown report here")
     ap.add_argument("--search", action="store_true", help="also check the first search results (SEARCH_EXPECT)")
+    ap.add_argument("--all-anchors", action="store_true",
+                    help="check only the anchors: every section anchor of every page, followed in place and opened afresh")
     a = ap.parse_args(argv)
     if CHROMIUM is None: sys.exit("chromium is not installed (make chromium)")
+    if a.all_anchors:
+        res = check_all_anchors(a.html, a.pages, progress=True)
+        n, bad = sum(v[0] for v in res.values()), [f"{k}: {f}" for k, v in res.items() for f in v[1]]
+        text = (f"# Every section anchor ({machine_load()})\n\n{n} anchors on {len(res)} pages, each followed in place "
+                f"and opened afresh: {len(bad)} land more than {ANCHOR_TOP_PX} px from the top.\n\n"
+                + "".join(f"- {b}\n" for b in bad))
+        if a.report: a.report.write_text(text)
+        print(text)
+        return 1 if bad else 0
     results = check_book(a.html, a.pages, progress=True, search=a.search)
     text = report(results, a.html)
     if a.report: a.report.write_text(text)
