@@ -400,7 +400,8 @@ def _cache_not_trusted(tmp_path):
 
 def _ctrl_c(tmp_path):
     from attnstat.sweep import read_sweep
-    p = toy_cli(tmp_path, n=40, delay=0.25)
+    # 400 points of 0.25 s: the run cannot end before the signal, even on a loaded machine (a 40-point run once did)
+    p = toy_cli(tmp_path, n=400, delay=0.25)
     csv = tmp_path / "toy-quick.csv"
     t0 = time.time()
     while time.time() - t0 < 60:
@@ -411,8 +412,8 @@ def _ctrl_c(tmp_path):
     assert p.returncode == 130, (p.returncode, err[-500:])
     assert "Traceback" not in err and "interrupted" in err
     header, rows = read_sweep(csv) # still a valid cache: complete, checksummed rows
-    assert 3 <= len(rows) < 40 and all(r["y"] == r["x"] ** 2 for r in rows)
-    p = toy_cli(tmp_path, n=40, delay=0.0); out, err = p.communicate(timeout=120)
+    assert 3 <= len(rows) < 400 and all(r["y"] == r["x"] ** 2 for r in rows)
+    p = toy_cli(tmp_path, n=400, delay=0.0); out, err = p.communicate(timeout=120)
     assert p.returncode == 0 and json.loads(out)["figures"][0]["cached"] == len(rows), err
 
 # ---------------------------------------------------------------------------------------------
