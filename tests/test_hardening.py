@@ -359,7 +359,12 @@ def toy_cli(out, *args, n=12, delay=0.05):
     code = TOY.replace("DELAY", repr(delay)).replace("N)", f"{n})").replace('{"n": N}', f'{{"n": {n}}}')
     return subprocess.Popen([sys.executable, "-c", code, "reproduce", "--quick", "--only", "toy", "--out", str(out), "--jobs", "1",
                              "--backend", "sequential", "--no-progress", "--json", *args],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(), cwd=ROOT)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(), cwd=ROOT,
+                            preexec_fn=_interruptible)
+
+def _interruptible():
+    "In the child: Ctrl-C as at a terminal (a test run started in the background inherits SIGINT ignored)."
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 def _concurrent_reproduce(tmp_path):
     from attnstat.sweep import read_sweep
