@@ -37,6 +37,8 @@ class FixedPointResult(Result):
         optional names of the unknowns
     param : object, default None
         continuation parameter value, if any
+    secants : tuple | None, default field(default=None, repr=False)
+        Anderson's last differences (dX, dG)
     """
     x: np.ndarray # the last iterate (the solution when converged)
     converged: bool # whether the undamped residual met the tolerance
@@ -45,6 +47,8 @@ class FixedPointResult(Result):
     history: list = field(default_factory=list) # per iteration: (x, residual) when requested
     names: tuple | None = None # optional names of the unknowns
     param: object = None # continuation parameter value, if any
+    secants: tuple | None = field(default=None, repr=False) # Anderson's last differences (dX, dG)
+                                                            # at the end, for a nearby map's solve
 
     def as_dict(self) -> dict:
         "The solution as {name: value} (names default to x0, x1, ...)."
@@ -84,19 +88,54 @@ def _check_names(names, size):
     return names
 
 # %% ../nbs/00b_fixed_point.ipynb #fp-anders
-def _anderson(x, xd, Fx, xs, gs, m, damping):
-    "One Anderson step from the last `m` differences: (next x, its damped fallback, xs, gs)."
-    xs, gs = [*xs, x.ravel().copy()][-(m + 1):], [*gs, (Fx - x).ravel()][-(m + 1):]
-    if len(xs) == 1: return xd, None, xs, gs
+def _differences(xs, gs, m, seed):
+    """The last `m` differences of the iterates and residuals (columns), the oldest filled from
+    `seed` = (dX, dG) of a nearby map while the solve has fewer of its own: (dX, dG)."""
     dX = np.diff(np.array(xs), axis=0).T; dG = np.diff(np.array(gs), axis=0).T
+    if seed is not None and dX.shape[1] < m:
+        k = m - dX.shape[1]
+        dX, dG = np.hstack([seed[0][:, -k:], dX]), np.hstack([seed[1][:, -k:], dG])
+    return dX, dG
+
+def _anderson(x, xd, Fx, xs, gs, m, damping, seed=None):
+    """One Anderson step from the last `m` differences (see _differences): (next x, its damped
+    fallback, xs, gs)."""
+    xs, gs = [*xs, x.ravel().copy()][-(m + 1):], [*gs, (Fx - x).ravel()][-(m + 1):]
+    if len(xs) == 1 and seed is None: return xd, None, xs, gs
+    dX, dG = _differences(xs, gs, m, seed)
     gamma = np.linalg.lstsq(dG, gs[-1], rcond=None)[0]
     xa = xd - ((dX + (1 - damping) * dG) @ gamma).reshape(x.shape)
     if np.all(np.isfinite(xa)): return xa, xd, xs, gs
     return xd, None, [], []
 
+# %% ../nbs/00b_fixed_point.ipynb #f739b66f
+def _check_secants(secants, size):
+    """The `secants` of a FixedPointResult given as x0 (None, or two finite arrays (size, k),
+    k >= 1; Anderson's last differences), checked; named x0.secants in the errors."""
+    if secants is None: return None
+    if not isinstance(secants, (tuple, list)) or len(secants) != 2:
+        raise ParameterTypeError("x0.secants must be None or a pair (dX, dG) of arrays (as a "
+                                 f"solve returns them), got {type(secants).__name__}")
+    dX, dG = (np.asarray(a) for a in secants)
+    if dX.dtype.kind not in "iufc" or dG.dtype.kind not in "iufc":
+        raise ParameterTypeError("x0.secants must hold arrays of numbers")
+    if dX.ndim != 2 or dX.shape != dG.shape or dX.shape[0] != size or dX.shape[1] < 1:
+        raise ValueError(f"x0.secants must be two arrays of shape ({size}, k), k >= 1, got "
+                         f"{dX.shape} and {dG.shape}")
+    if not (np.all(np.isfinite(dX)) and np.all(np.isfinite(dG))):
+        raise ValueError("x0.secants must contain only finite numbers")
+    return dX, dG
+
+def _last_secants(xs, gs, x, Fx, m, seed):
+    "Anderson's differences at the end of a solve, the last point included (or `seed`)."
+    xs, gs = [*xs, x.ravel().copy()][-(m + 1):], [*gs, (Fx - x).ravel()][-(m + 1):]
+    return seed if len(xs) == 1 else _differences(xs, gs, m, seed)
+
+
 # %% ../nbs/00b_fixed_point.ipynb #fp-main
 def fixed_point(F, # the map: F(x) -> array of the same shape as x
-                x0, # initial guess (array-like, real or complex)
+                x0, # initial guess (array-like, real or complex), or the FixedPointResult of a
+                    # nearby map's solve: its x, and Anderson starts from its `secants`
                 damping:float=0.5, # weight on the old iterate, in [0, 1): x <- (1-d) F(x) + d x
                 atol:float|None=None, # absolute tolerance on |F(x) - x| (1e-10; 0 with rtol alone)
                 rtol:float|None=None, # relative tolerance, times |F(x)| (1e-8; 0 with atol alone)
@@ -115,7 +154,8 @@ def fixed_point(F, # the map: F(x) -> array of the same shape as x
     F
         the map: F(x) -> array of the same shape as x
     x0
-        initial guess (array-like, real or complex)
+        initial guess (array-like, real or complex), or the FixedPointResult of a nearby map's
+        solve: its x, and Anderson starts from its `secants`
     damping : float, default 0.5
         weight on the old iterate, in [0, 1): x <- (1-d) F(x) + d x
     atol : float | None, default None
@@ -148,8 +188,12 @@ def fixed_point(F, # the map: F(x) -> array of the same shape as x
     anderson_start = check_real("anderson_start", anderson_start, lo=0.0, lo_open=True,
                                 allow_inf=True)
     history = _check_bool("history", history)
+    seed = None
+    if isinstance(x0, FixedPointResult):   # a nearby solve: its secants fill Anderson's history
+        x0, seed = x0.x, x0.secants
     x = _start(x0)
     names = _check_names(names, x.size)
+    seed = _check_secants(seed, x.size)
     hist, res, fallback, xs, gs = [], np.inf, None, [], []
     for it in range(1, max_iter + 1):
         Fx = np.asarray(F(x))
@@ -157,18 +201,20 @@ def fixed_point(F, # the map: F(x) -> array of the same shape as x
             raise ValueError(f"F must return an array of shape {x.shape}, got {Fx.shape}")
         if not np.all(np.isfinite(Fx)):
             if fallback is not None:   # an Anderson point left the domain: back to the damped step
-                x, fallback, xs, gs = fallback, None, [], []
+                x, fallback, xs, gs, seed = fallback, None, [], [], None
                 continue
             return _fail(f"F returned non-finite values at iteration {it}", x, np.nan, it, hist,
                          names, "raise")
         diff = np.abs(Fx - x)
-        res = float(diff.max()) if diff.size else 0.0
+        res, last = (float(diff.max()) if diff.size else 0.0), res
+        if seed is not None and res > last: seed = None   # the carried secants do not fit this map
         if history: hist.append((x.copy(), res))
         if np.all(diff <= atol + rtol * np.abs(Fx)):
-            return FixedPointResult(x, True, it, res, hist, names)
+            sec = _last_secants(xs, gs, x, Fx, anderson_m, seed) if method == "anderson" else None
+            return FixedPointResult(x, True, it, res, hist, names, secants=sec)
         xd = (1 - damping) * Fx + damping * x
         if method == "damped" or res > anderson_start: x = xd; continue
-        x, fallback, xs, gs = _anderson(x, xd, Fx, xs, gs, anderson_m, damping)
+        x, fallback, xs, gs = _anderson(x, xd, Fx, xs, gs, anderson_m, damping, seed)
     return _fail(f"no convergence after {max_iter} iterations: undamped residual {res:.3g} "
                  f"(atol={atol:g}, rtol={rtol:g}, damping={damping:g}, method={method})",
                  x, res, max_iter, hist, names, on_fail)

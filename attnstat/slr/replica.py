@@ -6,13 +6,13 @@ Carlo integration with an honest error, and the stability of the replica-symmetr
 
 # %% ../../nbs/02a_slr_replica.ipynb #54f79180
 from __future__ import annotations
-import math, time, warnings
+import functools, math, time, warnings
 from dataclasses import dataclass, field
 import numpy as np
 from ..core import (renamed_params, ConvergenceError, ConvergenceWarning,
                            ParameterTypeError, check_real, check_positive, check_int, check_choice,
                            check_array, as_generator, spawn, check_memory, check_seconds)
-from ..fixed_point import fixed_point
+from ..fixed_point import FixedPointResult, fixed_point
 from ..gaussian import mean_stderr, sobol_normal
 from .models import SLRModel, SpikedSLR, MaxSLR
 from .activations import get_activation
@@ -406,13 +406,30 @@ def _backtrack(objective, args, x, p, phi, slope, bad):
     xnew[stuck], phinew[stuck] = x[stuck], phi[stuck]
     return xnew, phinew, t, stuck
 
+# %% ../../nbs/02a_slr_replica.ipynb #cdf331e2
+_QUAD_C0 = 10.0   # contraction assumed before it is measured (99.9 % of the replica prox's below)
+
+def _quadratic_stop(step, # (n,) relative length of the step just taken
+                    prev, # (n,) the previous full Newton step (NaN: none)
+                    t, # (n,) the line search's step fraction
+                    bad, # (n,) the Hessian was not positive definite
+                    xtol:float, # tolerance on the relative step
+                   ) -> np.ndarray:
+    """Where a full Newton step of length s (the last one s0) leaves an error C s^2 <= xtol, with
+    the contraction C = s / s0^2 measured (_QUAD_C0 before the second step, at least 1): stop."""
+    ok = np.isfinite(prev) & (prev > 0)
+    C = np.where(ok, step / np.where(ok, prev, 1.0)**2, _QUAD_C0)
+    return ~bad & (t == 1.0) & (np.maximum(C, 1.0) * step * step <= xtol)
+
+
 # %% ../../nbs/02a_slr_replica.ipynb #batched-newton-def
 def _batched_newton(objective, # objective(x, *args, derivatives=False) -> phi (n,)
                                # or (phi, grad (n, L), hess (n, L, L))
                    x0, # (n, L) starting points
                    args, # per-sample arrays (sliced to the active rows) and scalars for `objective`
                    floor:float=1e-8, # eigenvalue floor of the modified Newton step
-                   xtol:float=1e-10, # stop a sample when its step is below xtol (1 + |x|)
+                   xtol:float=1e-10, # stop a sample when its step, or the next step that quadratic
+                              # convergence predicts, is below xtol (1 + |x|)
                    max_iter:int=100, # Newton iterations
                    neg_step:float=0.0, # least step downhill along a direction of negative curvature
                    merge=None, # (x, phi) of known minima (n, L), (n,): a sample whose iterate comes
@@ -424,6 +441,7 @@ def _batched_newton(objective, # objective(x, *args, derivatives=False) -> phi (
     "Minimise n independent L-dimensional problems at once (modified Newton, backtracking)."
     x_all = np.array(x0, dtype=float); n = x_all.shape[0]
     active, phi_all = np.arange(n), np.empty(n)
+    prev = np.full(n, np.nan)   # the last full Newton step of each sample (relative length)
     for _ in range(max_iter):
         if active.size == 0: break
         full = active.size == n
@@ -433,8 +451,9 @@ def _batched_newton(objective, # objective(x, *args, derivatives=False) -> phi (
         p, bad = _newton_direction(H, g, floor, neg_step, sym)
         xnew, phinew, t, stuck = _backtrack(objective, a_act, x, p, phi, _lsum(g * p), bad)
         x_all[active], phi_all[active] = xnew, phinew
-        step = _lmax(np.abs(t[:, None] * p))
-        done = (step <= xtol * (1.0 + _lmax(np.abs(x)))) | stuck
+        step = _lmax(np.abs(t[:, None] * p)) / (1.0 + _lmax(np.abs(x)))
+        done = (step <= xtol) | stuck | _quadratic_stop(step, prev[active], t, bad, xtol)
+        prev[active] = np.where(t == 1.0, step, np.nan)
         if merge is not None:
             # inside the quadratic basin of a known minimum: Newton would end there
             near = ~bad & ~done & (_lmax(np.abs(xnew - merge[0][active]))
@@ -687,53 +706,102 @@ def _ball_design(L, normalised, n_scan, seed=20_251_201, shift=False):
     return ball, (np.zeros((0, L)) if shift else np.array(dirs))
 
 
+# %% ../../nbs/02a_slr_replica.ipynb #f37d91da
+_SCAN_BLOCK = 512   # samples per block of the float32 softmax scan (blocks x points stay in cache)
+
+def _softmax_scan(omk, # (n, L) omega^k
+                  omv, # (n, L) omega^v
+                  y, # (n,) labels
+                  Vk:float, # V_k
+                  Vv:float, # V_v
+                  D, # (K, L) scan points d (the unit ball or disk)
+                  R, # (n,) radii
+                 ) -> np.ndarray:
+    "phi of the softmax prox at omega^k + R d for every sample and point, in float32: (n, K)."
+    n, L = omk.shape
+    D = np.asarray(D, np.float32); q = (D * D).sum(1) / np.float32(2 * Vk)
+    out = np.empty((n, len(D)), np.float32)
+    for a in range(0, n, _SCAN_BLOCK):
+        s = slice(a, min(n, a + _SCAN_BLOCK))
+        K, V = omk[s].astype(np.float32), omv[s].astype(np.float32)
+        Rs, yy = R[s].astype(np.float32), y[s].astype(np.float32)
+        A = [np.multiply.outer(Rs, D[:, l]) + K[:, l:l + 1] for l in range(L)]   # (b, K) each
+        M = A[0].copy()
+        for l in range(1, L): np.maximum(M, A[l], out=M)
+        Z = EV = EE = 0.0
+        for l in range(L):
+            e = A[l]; e -= M; np.exp(e, out=e)
+            Z = Z + e; EV = EV + e * V[:, l:l + 1]; EE = EE + e * e
+        N = yy[:, None] * Z - EV
+        out[s] = np.multiply.outer(Rs * Rs, q) + 0.5 * N * N / (Z * Z + np.float32(Vv) * EE)
+    return out
+
+
 # %% ../../nbs/02a_slr_replica.ipynb #glob-values
 def _ball_values(act, P, D, R, m):
     """phi at the points omega^k + R d (d in the rows of D, on the real tokens) of every sample, in
-    blocks of samples (small arrays stay in cache): (n, K) values."""
+    blocks of samples (small arrays stay in cache): (n, K) values (float32 for softmax on full rows,
+    see _softmax_scan)."""
     omk, omv, y, Vk, Vv, mask, c = P
-    fast = mask is None and getattr(act, "name", "") == "softmax"
-    n = len(omk); B = 8192 if fast else 2048
+    if mask is None and getattr(act, "name", "") == "softmax":
+        return _softmax_scan(omk, omv, y, Vk, Vv, D, R)
+    n = len(omk); B = 2048
     out = np.empty((n, len(D)))
     for a in range(0, n, B):
         s = slice(a, min(n, a + B))
         o, v, yy, mm = omk[s], omv[s], y[s], None if mask is None else mask[s]
-        if fast:   # token-major (L, B) arrays
-            K, V, Rs = np.ascontiguousarray(o.T), np.ascontiguousarray(v.T), R[s]
-            for j, d in enumerate(D):
-                out[s, j] = _softmax_prox(K + Rs * d[:, None], K, V, yy, Vk, Vv)
-            continue
         Rm = R[s, None] * m[s]
         for j, d in enumerate(D):
             out[s, j] = _prox_objective(act, o + Rm * d, o, v, yy, Vk, Vv, mm, c)
     return out
 
 # %% ../../nbs/02a_slr_replica.ipynb #glob-scan
-def _scan_starts(act, P, R, m, design, keep):
-    """Newton starts of the global prox: the `keep` lowest points of the Sobol ball per sample, then
-    each token move at its best radius (a bracketing scan): a list of (n, L) arrays."""
+_SCAN_NEIGHBOURS = 4   # a scan point starts Newton only if it is below its 4 nearest design points
+_SCAN_NEAR = 0.1       # ... and farther than 0.1 R from the best minimum so far (that one's basin)
+
+@functools.lru_cache(maxsize=16)
+def _design_neighbours(L, normalised, n_scan, shift, k=_SCAN_NEIGHBOURS):
+    "The k nearest points of each point of the scan design (K, k) (the design scales as a whole)."
+    from scipy.spatial import cKDTree
+    ball = _ball_design(L, normalised, n_scan, shift=shift)[0]
+    k = min(k, len(ball) - 1)
+    nb = cKDTree(ball).query(ball, k + 1)[1][:, 1:].reshape(len(ball), k)
+    nb.flags.writeable = False
+    return nb
+
+def _scan_starts(act, P, R, m, design, keep, best, nb):
+    """Newton starts of the global prox, as (x0, rows): among the `keep` lowest points of the Sobol
+    ball per sample, those lower than their `nb` neighbours (a basin of the scan) and not within
+    _SCAN_NEAR R of the best minimum so far (its own); then each token move at its best radius (a
+    bracketing scan) on every row."""
     omk = P[0]; n = len(omk)
     ball, dirs = design
-    check_memory("n_scan", 8.0 * min(n, 2048) * (len(ball) + 1))
-    out = []
+    check_memory("n_scan", 8.0 * n * (len(ball) + 1))     # every sample's values at every point
+    out, rows = [], np.arange(n)
     if keep > 0:
         p = _ball_values(act, P, ball, R, m)
-        idx = np.argpartition(p, keep - 1, axis=1)[:, :keep] if keep < len(ball) else None
+        idx = (np.argpartition(p, keep - 1, axis=1)[:, :keep] if keep < len(ball)
+               else np.broadcast_to(np.arange(keep) % len(ball), (n, keep)))
         for j in range(keep):
-            d = ball[idx[:, j]] if idx is not None else ball[np.full(n, j % len(ball))]
-            out.append(omk + (R[:, None] * d) * m)
+            x0 = omk + (R[:, None] * ball[idx[:, j]]) * m
+            low = p[rows, idx[:, j]] <= p[rows[:, None], nb[idx[:, j]]].min(1)
+            own = _lmax(np.abs(x0 - best)) <= _SCAN_NEAR * R
+            r = np.flatnonzero(low & ~own)
+            out.append((x0[r], r))
     T = np.array(_RADII)
     for d in dirs:                    # each token move at its best radius (a bracketing scan)
         t = T[np.argmin(_ball_values(act, P, T[:, None] * d, R, m), 1)]
-        out.append(omk + (t * R)[:, None] * d * m)
+        out.append((omk + (t * R)[:, None] * d * m, None))
     return out
+
 
 # %% ../../nbs/02a_slr_replica.ipynb #glob-core
 def _prox_global(act, omk, omv, y, Vk, Vv, mask=None, c=0.0, warm=None, n_scan=None, keep=None,
-                 xtol=1e-10, gap=False):
+                 xtol=1e-10, gap=False, known=None, omk_start=True):
     """Global prox (see prox_global): (chi, phi, n_unconverged), and with `gap` the distance in phi
     to the next-lowest distinct minimum found per sample (inf where none) and that minimum
-    (n, L)."""
+    (n, L). `known` = (chi, phi): minima already found (no Newton from them); `omk_start` False
+    when they came from omega^k."""
     omk = np.asarray(omk, float); n, L = omk.shape
     if mask is not None and np.all(mask): mask = None   # same values, fewer operations
     # softmax on full rows: the (L - 1)-disk of its minimisers; the ball's volume grows with L (at
@@ -741,33 +809,47 @@ def _prox_global(act, omk, omv, y, Vk, Vv, mask=None, c=0.0, warm=None, n_scan=N
     shift = getattr(act, "name", "") == "softmax" and (mask is None or bool(np.all(mask)))
     if n_scan is None: n_scan = (128 if shift else 512) * 2 ** max(0, L - 3)
     if keep is None: keep = 6 if L <= 3 else 2 * L + 2
-    # memory: candidates, values, Newton's copies; time: 4e-7 s per sample and point, 1e-5 per start
+    # memory: candidates, values, Newton's copies; time: measured per sample (2 cores, load ~1) as
+    # 1.1 + 0.75 (starts) microseconds times L/3, 3.5e-3 (softmax, float32) or 1.5e-2 per point and
+    # token, 1.6 per token move, with 30 % to spare (within 1.5x of the time at L = 3, 5),
     check_memory("keep", 8.0 * 4 * n * max(keep, 1) * L)
-    check_seconds("n_scan, keep", n * (5e-7 * n_scan + 2e-5 * keep))
+    n_dirs = 0 if shift else L * L + (0 if act.normalised else L * L)
+    per = (L / 3 * (1.1 + 0.75 * (keep + n_dirs)) + n_scan * L * (3.5e-3 if shift else 1.5e-2)
+           + 1.6 * n_dirs)
+    # and the design with its neighbour table: about 6 s per 10^6 points (once: it is cached)
+    check_seconds("n_scan, keep", 0.02 + 6e-6 * n_scan + 1.3e-6 * n * per)
     m = np.ones((n, L), bool) if mask is None else np.asarray(mask, bool)
     P = (omk, omv, y, Vk, Vv, mask, c)
     best = bphi = None; left = 0; second = np.full(n, np.inf); chi2 = omk.copy()
-    def start(x0):
-        nonlocal best, bphi, left, second
-        chi, phi, lf = _prox_newton(act, omk, omv, y, Vk, Vv, mask, c, x0=x0, xtol=xtol,
-                                    merge=None if best is None else (best, bphi))
+    def start(x0, rows=None):         # Newton from x0 on `rows` (all when None)
+        nonlocal best, bphi, left
+        if rows is not None and rows.size == 0: return
+        cut = (lambda a: a) if rows is None else (lambda a: None if a is None else a[rows])
+        chi, phi, lf = _prox_newton(act, omk if rows is None else omk[rows], cut(omv), cut(y), Vk,
+                                    Vv, cut(mask), c, x0=x0, xtol=xtol,
+                                    merge=None if best is None else (cut(best), cut(bphi)))
         left = max(left, lf)
         if best is None:
             best, bphi = chi, phi; return
-        other = _lmax(np.abs(chi - best)) > 1e-3 * (1.0 + _lmax(np.abs(best)))
-        b = phi < bphi
-        up = other & (np.where(b, bphi, phi) < second)
-        chi2[up] = np.where(b[:, None], best, chi)[up]
-        second = np.where(up, np.where(b, bphi, phi), second)
-        best[b] = chi[b]; bphi = np.where(b, phi, bphi)
-    for x0 in ([] if warm is None else [np.asarray(warm, float)]) + [omk]: start(x0)
+        r = slice(None) if rows is None else rows
+        bb, bp, sec = best[r], bphi[r], second[r]
+        other = _lmax(np.abs(chi - bb)) > 1e-3 * (1.0 + _lmax(np.abs(bb)))
+        b = phi < bp
+        up = other & (np.where(b, bp, phi) < sec)
+        c2 = chi2[r]; c2[up] = np.where(b[:, None], bb, chi)[up]; chi2[r] = c2
+        second[r] = np.where(up, np.where(b, bp, phi), sec)
+        bb[b] = chi[b]; best[r] = bb; bphi[r] = np.where(b, phi, bp)
+    if known is not None: best, bphi = np.array(known[0], float), np.array(known[1], float)
+    for x0 in ([] if warm is None else [np.asarray(warm, float)]) + ([omk] if omk_start else []):
+        start(x0)
     # a lower minimum lies within |chi - omk|^2 <= 2 V_k phi_best (phi >= |chi - omk|^2 / (2 V_k));
     # with `gap`, also every minimum within the guard's margin of phi_best
     top = bphi + (_GUARD_GAP * (1.0 + np.abs(bphi)) if gap else 0.0)
     phi0 = _prox_objective(act, omk, omk, omv, y, Vk, Vv, mask, c)
     R = np.sqrt(2 * Vk * np.maximum(np.minimum(top, phi0), 0.0))
     design = _ball_design(L, act.normalised, n_scan, shift=shift)
-    for x0 in _scan_starts(act, P, R, m, design, keep): start(x0)
+    nb = _design_neighbours(L, act.normalised, n_scan, shift)
+    for x0, rows in _scan_starts(act, P, R, m, design, keep, best, nb): start(x0, rows)
     return (best, bphi, left, second - bphi, chi2) if gap else (best, bphi, left)
 
 
@@ -1280,11 +1362,32 @@ def channel_samples(model:SLRModel, # SpikedSLR or MaxSLR
     _check_sample_size(model, m)
     return [_rqmc_sample(model, m, s) for s in seeds]
 
+# %% ../../nbs/02a_slr_replica.ipynb #8bec5650
+def _softmax_loss_hessian(s, # (n, L) softmax of the key fields (full rows)
+                          z, # (n, L) value fields
+                          r, # (n,) residuals y - s.z
+                         ) -> np.ndarray:
+    "The loss Hessian K (n, 2L, 2L) of softmax on full rows from outer products (_loss_hessian)."
+    n, L = s.shape
+    b = s * (z - _lsum(s * z)[:, None])
+    rb, rs = r[:, None] * b, r[:, None] * s
+    out = lambda u, v: u[:, :, None] * v[:, None, :]
+    K = np.empty((n, 2 * L, 2 * L))
+    d = np.arange(L)
+    K[:, :L, :L] = out(b, b) + out(rb, s) + out(s, rb); K[:, d, d] -= rb
+    K[:, :L, L:] = out(b, s) + out(rs, s); K[:, d, L + d] -= rs
+    K[:, L:, :L] = K[:, :L, L:].transpose(0, 2, 1)
+    K[:, L:, L:] = out(s, s)
+    return K
+
+
 # %% ../../nbs/02a_slr_replica.ipynb #9e5270bb
 def _loss_hessian(act, chi, z, r, mask, c):
     "Hessian of (y - f(H))^2/2 in H = (chi, z), (n, 2L, 2L), at residual r = y - f (all tokens)."
     L = chi.shape[1]
     s = act.value(chi, mask=mask, c=c)
+    if (mask is None or np.all(mask)) and getattr(act, "name", "") == "softmax":
+        return _softmax_loss_hessian(s, z, r)
     Js = act.jacobian(chi, mask=mask, c=c)                      # Js[i, j] = d s_i / d chi_j
     gf = np.concatenate([np.einsum("nij,ni->nj", Js, z), s], 1)
     K = gf[:, :, None] * gf[:, None, :]
@@ -1295,14 +1398,45 @@ def _loss_hessian(act, chi, z, r, mask, c):
         m2 = np.concatenate([mask, mask], 1); K *= (m2[:, :, None] & m2[:, None, :])
     return K
 
+# %% ../../nbs/02a_slr_replica.ipynb #a8a4c152
+def _spd_inverse(A, # (n, k, k) symmetric matrices
+                ) -> np.ndarray:
+    """Inverses of n symmetric positive definite k x k matrices by a Cholesky factorisation written
+    out entry by entry over the samples; NaN rows where a matrix is not positive definite."""
+    k = A.shape[1]
+    T = np.ascontiguousarray(A.transpose(1, 2, 0))          # (k, k, n): entries contiguous in n
+    C, M = np.zeros_like(T), np.zeros_like(T)                # A = C C^T, M = C^{-1}
+    with np.errstate(invalid="ignore", divide="ignore"):
+        for j in range(k):
+            d = T[j, j] - (C[j, :j]**2).sum(0)
+            C[j, j] = np.sqrt(np.where(d > 0, d, np.nan))
+            for i in range(j + 1, k):
+                C[i, j] = (T[i, j] - (C[i, :j] * C[j, :j]).sum(0)) / C[j, j]
+        for i in range(k):
+            M[i, i] = 1.0 / C[i, i]
+            for j in range(i):
+                M[i, j] = -(C[i, j:i] * M[j:i, j]).sum(0) / C[i, i]
+    out = np.empty_like(T)                                   # A^{-1} = M^T M
+    for i in range(k):
+        for j in range(i, k):
+            out[i, j] = out[j, i] = (M[j:, i] * M[j:, j]).sum(0)
+    return out.transpose(2, 0, 1)
+
+
 # %% ../../nbs/02a_slr_replica.ipynb #prox-jacobian-def
 def _prox_jacobian(act, chi, omv, S, r, s, V_k, V_v, c):
     "J = dg/dOmega = -(I + K calV)^{-1} K per sample, (n, 2L, 2L): implicit differentiation."
     L = chi.shape[1]
     zh = omv + V_v * r[:, None] * s
     K = _loss_hessian(act, chi, zh, r, S.mask, c)
-    vv = np.repeat([V_k, V_v], L)
-    return -np.linalg.solve(np.eye(2 * L) + K * vv[None, None, :], K)
+    w = 1.0 / np.repeat([V_k, V_v], L)                      # calV^{-1}
+    d = np.arange(2 * L)
+    A = K.copy(); A[:, d, d] += w
+    J = _spd_inverse(A) * (w[:, None] * w[None, :]); J[:, d, d] -= w
+    bad = np.flatnonzero(~np.isfinite(J).all((1, 2)))   # not positive definite: the general solve
+    if bad.size:
+        J[bad] = -np.linalg.solve(np.eye(2 * L) + K[bad] / w[None, None, :], K[bad])
+    return J
 
 # %% ../../nbs/02a_slr_replica.ipynb #prox-jacobian-diag-def
 def _prox_jacobian_diag(act, chi, omv, S, r, s, V_k, V_v, c):
@@ -1984,7 +2118,7 @@ def _guard(job, x, S, warm, ref):
     """The global prox at the overlaps x, warm-started: on every sample when `ref` is None, else
     only where the prox changed basin since the last full scan `ref` = (chi, gap, chi2) or where
     that scan found a second minimum (chi2) within the margin _GUARD_GAP (1 + |phi|) of the lowest.
-    Returns (chi, phi, n_better, ref)."""
+    Returns (chi, phi, the rows where it found a lower minimum, ref)."""
     o, act = job.o, job.act
     omk, omv, _, _ = _fields(x, S)
     chi, phi, _ = _prox_newton(act, omk, omv, S.y, x[2], x[5], S.mask, job.c, x0=warm, xtol=o.xtol)
@@ -1992,16 +2126,17 @@ def _guard(job, x, S, warm, ref):
     else:
         moved = _lmax(np.abs(chi - ref[0])) > _GUARD_MOVE * (1.0 + _lmax(np.abs(ref[0])))
         idx = np.flatnonzero(moved | (ref[1] < _GUARD_GAP * (1.0 + np.abs(phi))))
-        if idx.size == 0: return chi, phi, 0, ref
+        if idx.size == 0: return chi, phi, idx, ref
     cut = lambda a: None if a is None else a[idx]
     g, gp, _, gap, g2 = _prox_global(act, omk[idx], omv[idx], S.y[idx], x[2], x[5], cut(S.mask),
-                                     job.c, warm=chi[idx], xtol=o.xtol, gap=True)
+                                     job.c, xtol=o.xtol, gap=True, known=(chi[idx], phi[idx]),
+                                     omk_start=warm is not None)
     better = gp < phi[idx] - 1e-12 * (1.0 + np.abs(phi[idx]))
     chi[idx], phi[idx] = g, np.minimum(gp, phi[idx])
     if ref is None: ref = (chi.copy(), gap, g2)
     else:
         ref[0][idx], ref[1][idx], ref[2][idx] = g, gap, g2
-    return chi, phi, int(np.sum(better)), ref
+    return chi, phi, idx[better], ref
 
 def _watch(ref, phi):
     """The samples whose second minimum (guard scan) lies within the margin: (rows, its location),
@@ -2010,37 +2145,53 @@ def _watch(ref, phi):
     return i, ref[2][i].copy()
 
 # %% ../../nbs/02a_slr_replica.ipynb #fine-solve-def
-_WARM_TRIES = 40   # evaluations of a solve with Newton from the warm start alone before the retry
+_WARM_TRIES = 15   # evaluations of a solve with Newton from the warm start alone before the retry
+                   # (a warm solve that converges takes 4-10)
+
+def _fp(F, x0, kw, state):
+    """fixed_point with Anderson's history carried over: it starts from the secants in `state` (the
+    last solve's, on this sample or another randomisation) and leaves its own there."""
+    sec = state.get("secants")
+    start = x0 if sec is None else FixedPointResult(np.asarray(x0, float), True, 0, 0.0,
+                                                    secants=sec)
+    res = fixed_point(F, start, names=ORDER, **kw)
+    if res.secants is not None: state["secants"] = res.secants
+    return res
 
 def _fine_solve(F, x0, fp_kw, state, o):
     """fixed_point from x0. With Newton from the warm start alone (after a guard scan), a run that
     has not converged within _WARM_TRIES evaluations (where the prox jumps, that map can cycle
     between minima) is redone from x0 with both starts (o.prox_starts)."""
-    if state.get("starts") != "warm": return fixed_point(F, x0, names=ORDER, **fp_kw)
+    if state.get("starts") != "warm": return _fp(F, x0, fp_kw, state)
     kw = dict(fp_kw, on_fail="warn", max_iter=min(fp_kw["max_iter"], _WARM_TRIES))
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            res = fixed_point(F, x0, names=ORDER, **kw)
+            res = _fp(F, x0, kw, state)
         if res.converged: return res
         tried = int(res.n_iter)
     except ConvergenceError as e: tried = int(e.n_iter or 0)   # it left the domain
-    state["starts"] = o.prox_starts
-    again = fixed_point(F, x0, names=ORDER, **fp_kw)
+    state["starts"], state["secants"] = o.prox_starts, None   # the cycling map's secants: dropped
+    again = _fp(F, x0, fp_kw, state)
     again.n_iter += tried
     return again
 
 
 # %% ../../nbs/02a_slr_replica.ipynb #solve-one
-def _solve_one(job, S, x0, warm_chi, fp_kw, guard_rounds=3, guard=True, near=False):
+def _solve_one(job, S, x0, warm_chi, fp_kw, guard_rounds=3, guard=True, near=False, secants=None):
     """The fixed point on one channel sample (common random numbers), then the conjugates at it.
 
     With the global guard: a coarse solve (residual below _GUARD_ATOL; skipped when `near`: x0 is
     another randomisation's fixed point), the global prox of every sample there, the final solve in
     those basins (Newton from the warm start alone, see _fine_solve), the guard again where the prox
     changed basin or had a near-degenerate second minimum (_guard); if it finds a lower minimum the
-    iteration goes on (up to guard_rounds more rounds)."""
-    o, state = job.o, {"chi": None if warm_chi is None else np.array(warm_chi, float)}
+    iteration goes on (up to guard_rounds more rounds), unless it improves only samples it had
+    improved before: their global minimum alternates between two basins as the overlaps move, so no
+    fixed point gives them their global minimum (the map jumps across it), and more rounds would
+    repeat the cycle. Anderson starts from `secants` (another randomisation's: fixed_point from a
+    result) and the last ones are returned in the aux dict."""
+    o, state = job.o, {"chi": None if warm_chi is None else np.array(warm_chi, float),
+                       "secants": secants}
     F = _replica_map(job, S, state)
     glob = guard and job.guard == "global" and o.prox_starts != "global"
     n_it, hist, ref = 0, [], None
@@ -2049,20 +2200,23 @@ def _solve_one(job, S, x0, warm_chi, fp_kw, guard_rounds=3, guard=True, near=Fal
     elif glob and fp_kw["atol"] < _GUARD_ATOL:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            res = fixed_point(F, x0, names=ORDER, **dict(fp_kw, atol=_GUARD_ATOL, on_fail="warn"))
+            res = _fp(F, x0, dict(fp_kw, atol=_GUARD_ATOL, on_fail="warn"), state)
         n_it, hist = int(res.n_iter), list(res.history or [])
         if np.all(np.isfinite(res.x)): x0 = res.x
         if res.converged: state["chi"], phi, _, ref = _guard(job, res.x, S, state["chi"], None)
     # the global basins are known: the final guard checks every sample that changed basin or had
     # a competing minimum within _GUARD_GAP, so Newton from the warm start alone suffices
     if ref is not None: state["starts"], state["alt"] = "warm", _watch(ref, phi)
+    seen = np.zeros(0, int)   # the samples the guard has improved so far
     for _ in range(guard_rounds + 1):
         res = _fine_solve(F, x0, fp_kw, state, o)
         n_it += int(res.n_iter); hist += list(res.history or [])
         chi, n_better = state["chi"], 0
         if glob:
-            chi, phi, n_better, ref = _guard(job, res.x, S, chi, ref)
+            chi, phi, better, ref = _guard(job, res.x, S, chi, ref)
             state["alt"] = _watch(ref, phi)
+            n_better = 0 if np.all(np.isin(better, seen)) else better.size   # a cycle: stop
+            seen = np.union1d(seen, better)
         else:
             starts = job.guard if guard else o.prox_starts
             chi = _prox_solve(job.act, res.x, S, job.c, chi, o.xtol, starts)[0]
@@ -2070,7 +2224,7 @@ def _solve_one(job, S, x0, warm_chi, fp_kw, guard_rounds=3, guard=True, near=Fal
         if not res.converged or n_better == 0: break
         state["chi"], x0 = chi, res.x
     res.n_iter, res.history = n_it, hist
-    return res, hats, {"chi": chi, "r": r, "s": s}
+    return res, hats, {"chi": chi, "r": r, "s": s, "secants": state["secants"]}
 
 # %% ../../nbs/02a_slr_replica.ipynb #rep-job
 def _subsample(S, k):
@@ -2120,15 +2274,15 @@ def _ridge_limit(model, job, seed, init):
                          rs_stable=True, n_rand=1, integration="closed form", stability="stable")
 
 # %% ../../nbs/02a_slr_replica.ipynb #rep-nets
-def _solve_net(job, S, S_test, x0, warm_i, kw_i, near=False):
+def _solve_net(job, S, S_test, x0, warm_i, kw_i, near=False, secants=None):
     "The fixed point on one randomisation and what is averaged over randomisations."
-    res, hats, aux = _solve_one(job, S, x0, warm_i, kw_i, near=near)
+    res, hats, aux = _solve_one(job, S, x0, warm_i, kw_i, near=near, secants=secants)
     x = res.x
     # one evaluation sample for all nets
     te, se = _mc_test_error(job.act, x, S_test, job.noise, job.c)
     tl = float(np.mean(0.5 * aux["r"]**2))
     out = {"res": res, "x": x, "hats": hats, "te": te, "se": se, "tl": tl, "chi": aux["chi"],
-           "T": None, "stab": None,
+           "T": None, "stab": None, "secants": aux["secants"],
            "energy": 0.5 * job.lam_k * x[1] + 0.5 * job.lam_v * x[4] + job.alpha * tl}
     if job.o.diagnostics and np.all(np.isfinite(x)):
         d = _stability(job.act, x, S, job.alpha, aux["chi"], job.c)
@@ -2140,16 +2294,17 @@ def _solve_net(job, S, S_test, x0, warm_i, kw_i, near=False):
 
 def _presolve(job, S, x0, fp_kw):
     """A coarse solve on the first eighth of the first net: a better start for the full solves
-    (x, map evaluations, converged)."""
+    (x, map evaluations, converged, Anderson's secants)."""
     S0 = _subsample(S, len(S.y) // 8)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             kw0 = dict(fp_kw, atol=10 * fp_kw["atol"], on_fail="warn")
-            r0, _, _ = _solve_one(job, S0, x0, None, kw0, 0, guard=False)
-    except ConvergenceError: return x0, 0, False
+            r0, _, aux = _solve_one(job, S0, x0, None, kw0, 0, guard=False)
+    except ConvergenceError: return x0, 0, False, None
     ok = np.all(np.isfinite(r0.x)) and r0.x[2] > 0 and r0.x[5] > 0
-    return (r0.x if ok else x0), int(r0.n_iter), bool(ok and r0.converged)
+    return ((r0.x if ok else x0), int(r0.n_iter), bool(ok and r0.converged),
+            aux["secants"] if ok else None)
 
 # %% ../../nbs/02a_slr_replica.ipynb #rep-branch
 def _one_branch(job, nets, Ss, fp_kw):
@@ -2272,22 +2427,23 @@ def _replica_job(model, activation, alpha, lam, lam_k, lam_v, c, on_fail, o):
 def _solve_nets(job, Ss, x0, warm, fp_kw):
     """The fixed point on every randomisation in turn (the first after a presolve when cold, the
     others warm-started at the last converged one; each started near its fixed point goes to the
-    global guard at once), then one branch for all: (nets, history, map evaluations)."""
-    o = job.o
+    global guard at once; Anderson's history carried from each solve to the next), then one branch
+    for all: (nets, history, map evaluations)."""
+    o, sec = job.o, None
     warm_kw = {"anderson_start": np.inf, "damping": 0.0} if o.warm_kw is None else dict(o.warm_kw)
     n_it, cold, near = 0, all(w is None for w in warm), False
     # a converged presolve is near the first net's fixed point too: no coarse solve there
     if o.presolve and cold and len(Ss[0].y) >= 8192:
-        x0, n_it, near = _presolve(job, Ss[0], x0, fp_kw)
+        x0, n_it, near, sec = _presolve(job, Ss[0], x0, fp_kw)
     nets, hist = [], []
     for i in range(len(Ss)):
         kw_i = dict(fp_kw, history=o.history and i == 0)
         # near the answer: Anderson at once
         if i > 0 or not cold: kw_i.update(warm_kw)
-        o_i = _solve_net(job, Ss[i], Ss[0], x0, warm[i], kw_i, near)
+        o_i = _solve_net(job, Ss[i], Ss[0], x0, warm[i], kw_i, near, sec)
         if i == 0: hist = o_i["res"].history
         # warm start of the next randomisation (near its fixed point: no coarse solve)
-        if o_i["res"].converged: x0, near = o_i["x"], True
+        if o_i["res"].converged: x0, near, sec = o_i["x"], True, o_i["secants"]
         nets.append(o_i); n_it += int(o_i["res"].n_iter)
     n_it += _one_branch(job, nets, Ss, fp_kw)
     return nets, hist, n_it
