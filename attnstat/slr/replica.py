@@ -866,8 +866,9 @@ def prox_global(activation, # name or Activation
                 n_scan:int|None=None, # Sobol points of the scan; default 512 * 2^max(0, L - 3)
                                       # (with the token moves), softmax: 128 * 2^max(0, L - 3)
                                       # on the disk sum(chi - omk) = 0
-                keep:int|None=None, # best Sobol points per sample that Newton starts from;
-                                    # default 6, 2 L + 2 for L > 3
+                keep:int|None=None, # best Sobol points per sample; Newton starts from those
+                                    # lower than their 4 nearest design points (basins of the
+                                    # scan); default 6, 2 L + 2 for L > 3
                 xtol:float=1e-10, # Newton tolerance
                ) -> tuple:
     """Global prox: Newton from omega^k, a warm start and a ball (softmax: disk) scan: (chi, phi,
@@ -897,7 +898,8 @@ def prox_global(activation, # name or Activation
         Sobol points of the scan; default 512 * 2^max(0, L - 3) (with the token moves), softmax: 128
         * 2^max(0, L - 3) on the disk sum(chi - omk) = 0
     keep : int | None, default None
-        best Sobol points per sample that Newton starts from; default 6, 2 L + 2 for L > 3
+        best Sobol points per sample; Newton starts from those lower than their 4 nearest design
+        points (basins of the scan); default 6, 2 L + 2 for L > 3
     xtol : float, default 1e-10
         Newton tolerance
 
