@@ -783,11 +783,10 @@ def _scan_starts(act, P, R, m, design, keep, best, nb):
         idx = (np.argpartition(p, keep - 1, axis=1)[:, :keep] if keep < len(ball)
                else np.broadcast_to(np.arange(keep) % len(ball), (n, keep)))
         for j in range(keep):
-            x0 = omk + (R[:, None] * ball[idx[:, j]]) * m
-            low = p[rows, idx[:, j]] <= p[rows[:, None], nb[idx[:, j]]].min(1)
-            own = _lmax(np.abs(x0 - best)) <= _SCAN_NEAR * R
-            r = np.flatnonzero(low & ~own)
-            out.append((x0[r], r))
+            r = np.flatnonzero(p[rows, idx[:, j]] <= p[rows[:, None], nb[idx[:, j]]].min(1))
+            x0 = omk[r] + (R[r, None] * ball[idx[r, j]]) * m[r]
+            far = _lmax(np.abs(x0 - best[r])) > _SCAN_NEAR * R[r]     # not in the best's own basin
+            out.append((x0[far], r[far]))
     T = np.array(_RADII)
     for d in dirs:                    # each token move at its best radius (a bracketing scan)
         t = T[np.argmin(_ball_values(act, P, T[:, None] * d, R, m), 1)]
@@ -825,9 +824,9 @@ def _prox_global(act, omk, omv, y, Vk, Vv, mask=None, c=0.0, warm=None, n_scan=N
         nonlocal best, bphi, left
         if rows is not None and rows.size == 0: return
         cut = (lambda a: a) if rows is None else (lambda a: None if a is None else a[rows])
-        chi, phi, lf = _prox_newton(act, omk if rows is None else omk[rows], cut(omv), cut(y), Vk,
-                                    Vv, cut(mask), c, x0=x0, xtol=xtol,
-                                    merge=None if best is None else (cut(best), cut(bphi)))
+        merge = None if best is None else (cut(best), cut(bphi))
+        chi, phi, lf = _prox_newton(act, cut(omk), cut(omv), cut(y), Vk, Vv, cut(mask), c, x0=x0,
+                                    xtol=xtol, merge=merge)
         left = max(left, lf)
         if best is None:
             best, bphi = chi, phi; return
