@@ -797,14 +797,13 @@ def _basin_starts(act, P, R, m, ball, nb, keep, best):
         out.append((x0[far], r[far]))
     return out
 
-def _scan_starts(act, P, R, m, scan, keep, best):
+def _scan_starts(act, P, R, m, scan, keep, best, lev):
     """Newton starts of the global prox, as (x0, rows): the basins of each sample's scan (on the
     disk the design has fewer points where R is small, _scan_levels; see _basin_starts), then each
     token move at its best radius (a bracketing scan) on every row. scan = (L, normalised, n_scan,
-    shift)."""
+    shift); lev: each sample's halvings of n_scan."""
     L, normalised, n_scan, shift = scan
     n = len(P[0]); out = []
-    lev = _scan_levels(R, n_scan, L - 1) if shift else np.zeros(n, int)
     for j in (np.unique(lev) if keep > 0 else []):
         r = np.flatnonzero(lev == j)
         ball = _ball_design(L, normalised, n_scan >> j, shift=shift)[0]
@@ -818,15 +817,15 @@ def _scan_starts(act, P, R, m, scan, keep, best):
         out.append((omk + (t * R)[:, None] * d * m, None))
     return out
 
-def _scan_cost(scan, keep, R):
+def _scan_cost(scan, keep, lev):
     """Estimated seconds of the scan and its Newton starts (the cost notes of _prox_global), per
     sample in microseconds: times L/3, 0.3 per kept point (Newton on the basins only) and 0.75 per
     token move (on every row), 1.6 per token move's bracket, and per point and token 3.5e-3 (the
     float32 disk) or 1.5e-2; with 30 % to spare."""
     L, normalised, n_scan, shift = scan
     n_dirs = 0 if shift else L * L + (0 if normalised else L * L)
-    K = float(np.sum(n_scan >> _scan_levels(R, n_scan, L - 1))) if shift else n_scan * len(R)
-    per = len(R) * (L / 3 * (0.3 * keep + 0.75 * n_dirs) + 1.6 * n_dirs)
+    K = float(np.sum(n_scan >> lev))        # the scan points of all samples (lev: _scan_levels)
+    per = len(lev) * (L / 3 * (0.3 * keep + 0.75 * n_dirs) + 1.6 * n_dirs)
     return 1.3e-6 * (per + K * L * (3.5e-3 if shift else 1.5e-2))
 
 
@@ -879,8 +878,9 @@ def _prox_global(act, omk, omv, y, Vk, Vv, mask=None, c=0.0, warm=None, n_scan=N
     phi0 = _prox_objective(act, omk, omk, omv, y, Vk, Vv, mask, c)
     R = np.sqrt(2 * Vk * np.maximum(np.minimum(top, phi0), 0.0))
     scan = (L, act.normalised, n_scan, shift)
-    check_seconds("n_scan, keep", _scan_cost(scan, keep, R))
-    for x0, rows in _scan_starts(act, P, R, m, scan, keep, best): start(x0, rows)
+    lev = _scan_levels(R, n_scan, L - 1) if shift else np.zeros(n, int)   # each sample's design
+    check_seconds("n_scan, keep", _scan_cost(scan, keep, lev))
+    for x0, rows in _scan_starts(act, P, R, m, scan, keep, best, lev): start(x0, rows)
     return (best, bphi, left, second - bphi, chi2) if gap else (best, bphi, left)
 
 
@@ -2165,13 +2165,13 @@ def _replica_map(job, S, state):
 _GUARD_MOVE, _GUARD_GAP = 0.05, 0.05   # a prox moved this far (relative) changed basin; gap margin
 _GUARD_ATOL = 1e-3   # the first global guard runs once the undamped residual is below this
 
-def _guard(job, x, S, warm, ref):
+def _guard(job, x, S, warm, ref, fields=None):
     """The global prox at the overlaps x, warm-started: on every sample when `ref` is None, else
     only where the prox changed basin since the last full scan `ref` = (chi, gap, chi2) or where
     that scan found a second minimum (chi2) within the margin _GUARD_GAP (1 + |phi|) of the lowest.
-    Returns (chi, phi, the rows where it found a lower minimum, ref)."""
+    Returns (chi, phi, the rows where it found a lower minimum, ref). `fields`: _fields(x, S)."""
     o, act = job.o, job.act
-    omk, omv, _, _ = _fields(x, S)
+    omk, omv, _, _ = _fields(x, S) if fields is None else fields
     chi, phi, _ = _prox_newton(act, omk, omv, S.y, x[2], x[5], S.mask, job.c, x0=warm, xtol=o.xtol)
     if ref is None: idx = np.arange(len(chi))
     else:
@@ -2262,16 +2262,16 @@ def _solve_one(job, S, x0, warm_chi, fp_kw, guard_rounds=3, guard=True, near=Fal
     for _ in range(guard_rounds + 1):
         res = _fine_solve(F, x0, fp_kw, state, o)
         n_it += int(res.n_iter); hist += list(res.history or [])
-        chi, n_better = state["chi"], 0
+        chi, n_better, f = state["chi"], 0, _fields(res.x, S)
         if glob:
-            chi, phi, better, ref = _guard(job, res.x, S, chi, ref)
+            chi, phi, better, ref = _guard(job, res.x, S, chi, ref, f)
             state["alt"] = _watch(ref, phi)
             n_better = 0 if np.all(np.isin(better, seen)) else better.size   # a cycle: stop
             seen = np.union1d(seen, better)
         else:
             starts = job.guard if guard else o.prox_starts
-            chi = _prox_solve(job.act, res.x, S, job.c, chi, o.xtol, starts)[0]
-        hats, s, r = _hats(job.act, res.x, S, job.alpha, job.c, chi, o.vhat)
+            chi = _prox_solve(job.act, res.x, S, job.c, chi, o.xtol, starts, None, f)[0]
+        hats, s, r = _hats(job.act, res.x, S, job.alpha, job.c, chi, o.vhat, f)
         if not res.converged or n_better == 0: break
         state["chi"], x0 = chi, res.x
     res.n_iter, res.history = n_it, hist
