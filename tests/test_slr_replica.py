@@ -239,7 +239,8 @@ def test_newton_direction_survives_non_finite_hessians():
     A = rng.standard_normal((4, 3, 3)); H = A @ A.transpose(0, 2, 1) - 2 * np.eye(3)   # indefinite: the eigen-step path
     g = rng.standard_normal((4, 3))
     H[1, 0, 0] = np.nan; g[2, 1] = np.inf
-    p, bad = _newton_direction(H, g, 1e-8)
+    p, bad = _newton_direction(H.transpose(1, 2, 0), g.T, 1e-8)   # token-major: (L, L, n), (L, n)
+    p = p.T
     assert bad[1] and bad[2] and np.all(p[1] == 0) and np.all(p[2] == 0)
     ok = [0, 3]
     lam, U = np.linalg.eigh(H[ok]); c = np.einsum("nji,nj->ni", U, g[ok])

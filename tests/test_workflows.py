@@ -126,15 +126,22 @@ def test_build_hook_ships_every_chapter_and_the_reference_times(tmp_path):
     assert len(missing) <= 0.1 * len(chapter_figs), f"no reference time for {missing}: rerun cell fg_ref0 of nbs/05c_figures.ipynb"
 
 def test_reproduce_estimate_within_a_factor_two(tmp_path):
-    "The time announced by reproduce_book (reference units x calibration now) is within a factor 2 of the run."
+    """The time announced by reproduce_book (reference units x calibration now) is within a factor 2 of the run.
+    The estimate scales by the load when it starts; under `pytest -n 2` the other worker can start or end a
+    multi-process test during this 3-5 s run (once: estimate 2 s, run 5.3 s at load 2.2), so a run outside the
+    factor gets one more try, in a fresh folder, with its own calibration."""
     from attnstat.book.figures import reproduce_book
-    lines = []
-    t0 = time.perf_counter()
-    rows = reproduce_book(["fig-mehler", "fig-slr-samples"], tmp_path, quick=True, jobs=2, progress=False, echo=lines.append)
-    wall = time.perf_counter() - t0
-    est = float(re.search(r"about (\d+) s", lines[0]).group(1))
-    assert [r["figure"] for r in rows] and (tmp_path / "fig-mehler.png").is_file()
-    assert 0.5 <= est / wall <= 2.0, f"estimate {est:.0f} s, run {wall:.0f} s: {lines[0]}"
+    tries = []
+    for k in range(2):
+        lines, out = [], tmp_path / f"try{k}"
+        t0 = time.perf_counter()
+        rows = reproduce_book(["fig-mehler", "fig-slr-samples"], out, quick=True, jobs=2, progress=False, echo=lines.append)
+        wall = time.perf_counter() - t0
+        est = float(re.search(r"about (\d+) s", lines[0]).group(1))
+        assert [r["figure"] for r in rows] and (out / "fig-mehler.png").is_file()
+        tries.append(f"estimate {est:.0f} s, run {wall:.0f} s: {lines[0]}")
+        if 0.5 <= est / wall <= 2.0: return
+    raise AssertionError(" | ".join(tries))
 
 def test_reproduce_quick_only_label_keeps_the_visual_code(tmp_path):
     "`attnstat reproduce --quick --only <label>` writes a recipe's files, drawn legibly in the book's visual code (issue 32)."

@@ -62,6 +62,18 @@ def _lmax(x):
     for k in range(1, x.shape[-1]): out = np.maximum(out, x[..., k])
     return out
 
+def _take(a, idx):
+    """a[..., idx] for integer indices or a slice (np.take: numpy's fancy indexing on the last axis
+    is slower)."""
+    return a[..., idx] if isinstance(idx, slice) else np.take(a, idx, axis=-1)
+
+def _put(a, idx, v):
+    """a[..., idx] = v in place for a token-major array of one or two axes (row by row: numpy's
+    fast path; a scalar v everywhere at once)."""
+    if a.ndim == 1 or np.ndim(v) == 0: a[..., idx] = v
+    else:
+        for l in range(len(a)): a[l][idx] = v[l]
+
 # %% ../../nbs/02a_slr_replica.ipynb #softmax-def
 def _softmax(chi, mask):
     "Softmax over the real tokens (as `softmax.value`, with short-axis reductions)."
@@ -127,8 +139,8 @@ def _softmax_derivs(s, d, a, u, w, Dn, Vk):
 # %% ../../nbs/02a_slr_replica.ipynb #81b4b334
 def _softmax_prox(X, K, V, y, Vk, Vv, derivatives=False):
     """phi of the softmax prox on full rows (no mask) from token-major (L, n) key fields X, omega^k
-    K and omega^v V, with the gradient (n, L) and Hessian (n, L, L) when `derivatives` (as
-    _prox_objective and _softmax_derivs)."""
+    K and omega^v V, with the gradient (L, n) and Hessian (L, L, n), token-major too, when
+    `derivatives` (as _prox_objective and _softmax_derivs, transposed)."""
     m = X.max(0)
     if not np.all(np.isfinite(m)): m = np.where(np.isfinite(m), m, 0.0)
     s = np.exp(X - m); s /= s.sum(0)
@@ -154,7 +166,7 @@ def _softmax_prox(X, K, V, y, Vk, Vv, derivatives=False):
             h = Ju[i] * Jd[j]; h += f[i] * s[j]; h += s[i] * f[j]
             if i == j: h += diag[i]
             H[i, j] = h; H[j, i] = h
-    return phi, (d / Vk + Ja).T, H.transpose(2, 0, 1)
+    return phi, d / Vk + Ja, H
 
 
 # %% ../../nbs/02a_slr_replica.ipynb #prox-obj-def
@@ -174,7 +186,8 @@ def _prox_objective(activation, # name or Activation
     sm = getattr(act, "name", "") == "softmax" and chi.ndim == 2
     if sm and mask is None:
         X, K, V = (np.ascontiguousarray(a.T) for a in (chi, omk, omv))
-        return _softmax_prox(X, K, V, y, Vk, Vv, derivatives)
+        out = _softmax_prox(X, K, V, y, Vk, Vv, derivatives)
+        return (out[0], out[1].T, out[2].transpose(2, 0, 1)) if derivatives else out
     s = _softmax(chi, mask) if sm else act.value(chi, mask=mask, c=c)
     d = chi - omk
     if mask is not None: d = np.where(mask, d, 0.0)
@@ -272,108 +285,114 @@ def prox_objective(activation, # name or Activation
 
 # %% ../../nbs/02a_slr_replica.ipynb #5f86c1a1
 def _solve_small(H, g):
-    """H^{-1} g for a batch of L x L systems: the adjugate for L <= 3 (non-finite where singular),
-    LAPACK otherwise."""
-    L = g.shape[-1]
-    if L == 1: return g / H[:, 0]
+    """H^{-1} g for a batch of L x L systems, token-major (H (L, L, n), g (L, n)): the adjugate for
+    L <= 3 (non-finite where singular), LAPACK otherwise."""
+    L = g.shape[0]
+    if L == 1: return g / H[0, 0]
     if L == 2:
-        det = H[:, 0, 0] * H[:, 1, 1] - H[:, 0, 1] * H[:, 1, 0]
+        det = H[0, 0] * H[1, 1] - H[0, 1] * H[1, 0]
         with np.errstate(divide="ignore", invalid="ignore"):
-            return np.stack([H[:, 1, 1] * g[:, 0] - H[:, 0, 1] * g[:, 1],
-                             H[:, 0, 0] * g[:, 1] - H[:, 1, 0] * g[:, 0]], -1) / det[:, None]
+            return np.stack([H[1, 1] * g[0] - H[0, 1] * g[1],
+                             H[0, 0] * g[1] - H[1, 0] * g[0]]) / det
     if L == 3:
         A = np.empty_like(H)   # adjugate
         for i in range(3):
             for j in range(3):
                 r0, r1 = [k for k in range(3) if k != j]; c0, c1 = [k for k in range(3) if k != i]
-                A[:, i, j] = (-1) ** (i + j) * (H[:, r0, c0] * H[:, r1, c1]
-                                                - H[:, r0, c1] * H[:, r1, c0])
-        det = H[:, 0, 0] * A[:, 0, 0] + H[:, 0, 1] * A[:, 1, 0] + H[:, 0, 2] * A[:, 2, 0]
+                A[i, j] = (-1) ** (i + j) * (H[r0, c0] * H[r1, c1] - H[r0, c1] * H[r1, c0])
+        det = H[0, 0] * A[0, 0] + H[0, 1] * A[1, 0] + H[0, 2] * A[2, 0]
         with np.errstate(divide="ignore", invalid="ignore"):
-            return _lsum(A * g[:, None, :]) / det[:, None]
-    return np.linalg.solve(H, g[..., None])[..., 0]
+            return (A * g[None]).sum(1) / det
+    return np.linalg.solve(H.transpose(2, 0, 1), g.T[..., None])[..., 0].T
 
 # %% ../../nbs/02a_slr_replica.ipynb #not-pd-def
 def _not_pd(H):
-    "Where the symmetric L x L matrix is not positive definite (leading minors; L > 3: not tested)."
-    L = H.shape[-1]
-    if L == 1: return ~(H[:, 0, 0] > 0)
-    m2 = H[:, 0, 0] * H[:, 1, 1] - H[:, 0, 1] * H[:, 1, 0]
-    out = ~(H[:, 0, 0] > 0) | ~(m2 > 0)
+    """Where the symmetric L x L matrix (token-major, (L, L, n)) is not positive definite (leading
+    minors; L > 3: not tested)."""
+    L = H.shape[0]
+    if L == 1: return ~(H[0, 0] > 0)
+    m2 = H[0, 0] * H[1, 1] - H[0, 1] * H[1, 0]
+    out = ~(H[0, 0] > 0) | ~(m2 > 0)
     if L == 2: return out
     if L == 3:
-        det = (H[:, 0, 0] * (H[:, 1, 1] * H[:, 2, 2] - H[:, 1, 2] * H[:, 2, 1])
-               - H[:, 0, 1] * (H[:, 1, 0] * H[:, 2, 2] - H[:, 1, 2] * H[:, 2, 0])
-               + H[:, 0, 2] * (H[:, 1, 0] * H[:, 2, 1] - H[:, 1, 1] * H[:, 2, 0]))
+        det = (H[0, 0] * (H[1, 1] * H[2, 2] - H[1, 2] * H[2, 1])
+               - H[0, 1] * (H[1, 0] * H[2, 2] - H[1, 2] * H[2, 0])
+               + H[0, 2] * (H[1, 0] * H[2, 1] - H[1, 1] * H[2, 0]))
         return out | ~(det > 0)
-    return np.zeros(len(H), bool)
+    return np.zeros(H.shape[-1], bool)
 
 # %% ../../nbs/02a_slr_replica.ipynb #8906ab0d
 def _ldl_step(H, g):
-    """-H^{-1} g for a batch of symmetric L x L systems (L = 2, 3) by the LDL^T factorisation in
-    closed form: (step, not positive definite)."""
-    h00, h01, h11 = H[:, 0, 0], H[:, 0, 1], H[:, 1, 1]
+    """-H^{-1} g for a batch of symmetric L x L systems (L = 2, 3), token-major (H (L, L, n),
+    g (L, n)), by the LDL^T factorisation in closed form: (step (L, n), not positive definite)."""
+    h00, h01, h11 = H[0, 0], H[0, 1], H[1, 1]
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         l10 = h01 / h00
         d1 = h11 - l10 * h01
-        z1 = g[:, 1] - l10 * g[:, 0]
-        if H.shape[-1] == 2:
+        z1 = g[1] - l10 * g[0]
+        if H.shape[0] == 2:
             p1 = z1 / d1
-            p0 = g[:, 0] / h00 - l10 * p1
-            return -np.stack([p0, p1], -1), ~((h00 > 0) & (d1 > 0))
-        h02, h12 = H[:, 0, 2], H[:, 1, 2]
+            p0 = g[0] / h00 - l10 * p1
+            return -np.stack([p0, p1]), ~((h00 > 0) & (d1 > 0))
+        h02, h12 = H[0, 2], H[1, 2]
         l20 = h02 / h00
         l21 = (h12 - l20 * h01) / d1
-        d2 = H[:, 2, 2] - l20 * h02 - l21 * l21 * d1
-        p2 = (g[:, 2] - l20 * g[:, 0] - l21 * z1) / d2
+        d2 = H[2, 2] - l20 * h02 - l21 * l21 * d1
+        p2 = (g[2] - l20 * g[0] - l21 * z1) / d2
         p1 = z1 / d1 - l21 * p2
-        p0 = g[:, 0] / h00 - l10 * p1 - l20 * p2
-        return -np.stack([p0, p1, p2], -1), ~((h00 > 0) & (d1 > 0) & (d2 > 0))
+        p0 = g[0] / h00 - l10 * p1 - l20 * p2
+        return -np.stack([p0, p1, p2]), ~((h00 > 0) & (d1 > 0) & (d2 > 0))
 
 
 # %% ../../nbs/02a_slr_replica.ipynb #newton-dir-def
 def _newton_direction(H, g, floor, neg_step=0.0, sym=False):
     """-H^{-1} g where H is positive definite; elsewhere the eigenvalue-floored (|lambda|) Newton
     step, moving at least `neg_step` downhill along each direction of negative curvature (so that a
-    start near a saddle leaves it at once). Returns the step and where it is not the plain Newton
-    step. `sym`: H is symmetric (L = 2, 3: one LDL^T pass tests positive definiteness)."""
-    if sym and g.shape[-1] in (2, 3):
+    start near a saddle leaves it at once). Token-major: H (L, L, n), g (L, n). Returns the step
+    (L, n) and where it is not the plain Newton step. `sym`: H is symmetric (L = 2, 3: one LDL^T
+    pass tests positive definiteness)."""
+    if sym and g.shape[0] in (2, 3):
         p, bad = _ldl_step(H, g)
-        bad |= ~np.isfinite(_lsum(p))
-        p[bad] = 0.0
-        bad |= ~(_lsum(g * p) < 0) & (_lmax(np.abs(g)) > 0)
+        bad |= ~np.isfinite(p.sum(0))
+        _put(p, np.flatnonzero(bad), 0.0)
+        bad |= ~((g * p).sum(0) < 0) & (np.abs(g).max(0) > 0)
         return _eigen_step(H, g, p, bad, floor, neg_step)
     try:
         p = -_solve_small(H, g)
-        bad = ~np.isfinite(_lsum(p))
-        p[bad] = 0.0
-        bad |= ~(_lsum(g * p) < 0) & (_lmax(np.abs(g)) > 0)
-        bad |= _lsum(p * _lsum(H * p[:, None, :])) < 0
+        bad = ~np.isfinite(p.sum(0))
+        _put(p, np.flatnonzero(bad), 0.0)
+        bad |= ~((g * p).sum(0) < 0) & (np.abs(g).max(0) > 0)
+        bad |= (p * (H * p[None]).sum(1)).sum(0) < 0
         bad |= _not_pd(H)
     except np.linalg.LinAlgError:
-        p, bad = np.zeros_like(g), np.ones(len(g), bool)
+        p, bad = np.zeros_like(g), np.ones(g.shape[1], bool)
     return _eigen_step(H, g, p, bad, floor, neg_step)
 
 # %% ../../nbs/02a_slr_replica.ipynb #e4da8973
 def _eigen_step(H, g, p, bad, floor, neg_step):
-    "The eigenvalue-floored step where `bad` (see _newton_direction), in place of p: (p, bad)."
+    """The eigenvalue-floored step where `bad` (see _newton_direction), in place of p (token-major):
+    (p, bad)."""
     # a diverging iterate can carry a non-finite Hessian or gradient: no step for it (its objective
     # is then non-finite, which the replica map reports as a failed fixed point), the eigen-step for
     # the others
-    fin = bad & np.all(np.isfinite(H), axis=(1, 2)) & np.all(np.isfinite(g), axis=1)
-    p[bad & ~fin] = 0.0
-    if np.any(fin):
-        try: lam, U = np.linalg.eigh(H[fin])
+    b = np.flatnonzero(bad)
+    if b.size == 0: return p, bad
+    Hb, gb = np.take(H, b, axis=-1), np.take(g, b, axis=-1)
+    ok = np.all(np.isfinite(Hb), axis=(0, 1)) & np.all(np.isfinite(gb), axis=0)
+    _put(p, b[~ok], 0.0)
+    if np.any(ok):
+        fin = b[ok]
+        try: lam, U = np.linalg.eigh(Hb[:, :, ok].transpose(2, 0, 1))
         except np.linalg.LinAlgError:
             # LAPACK did not converge on some ill-scaled matrix: no step there
-            p[fin] = 0.0
+            _put(p, fin, 0.0)
             return p, bad
-        c = np.einsum("nji,nj->ni", U, g[fin])
+        c = np.einsum("nji,jn->ni", U, gb[:, ok])
         step = -c / np.maximum(np.abs(lam), floor)
         if neg_step > 0:
             down = np.where(c > 0, -1.0, 1.0) * np.maximum(np.abs(step), neg_step)
             step = np.where(lam < 0, down, step)
-        p[fin] = np.einsum("nij,nj->ni", U, step)
+        _put(p, fin, np.einsum("nij,nj->in", U, step))
     return p, bad
 
 # %% ../../nbs/02a_slr_replica.ipynb #backtrack-def
@@ -382,16 +401,23 @@ def _rows(args, idx, n):
     return tuple(v[idx] if isinstance(v, np.ndarray) and v.ndim and v.shape[0] == n else v
                  for v in args)
 
+def _cols(args, idx, n):
+    """The per-sample arrays of `args` (token-major: last axis of length n) at the samples idx, the
+    others as given."""
+    return tuple(_take(v, idx) if isinstance(v, np.ndarray) and v.ndim and v.shape[-1] == n else v
+                 for v in args)
+
 # %% ../../nbs/02a_slr_replica.ipynb #backtrack-only
 def _backtrack(objective, args, x, p, phi, slope, bad):
-    "Armijo backtracking along the steps p from x, halving: (x_new, phi_new, t, stuck)."
-    t = np.ones(len(x))
+    """Armijo backtracking along the steps p from x (token-major, (L, n)), halving: (x_new, phi_new,
+    t, stuck)."""
+    n = x.shape[1]; t = np.ones(n)
     xnew = x + p
     phinew = objective(xnew, *args)
     # a decrease below the rounding of phi cannot be verified: accept such (tiny Newton) steps
     # without a line search
     flat = ~bad & ((-slope <= 1e-14 * np.abs(phi))
-                   | (_lmax(np.abs(p)) <= 1e-7 * (1.0 + _lmax(np.abs(x)))))
+                   | (np.abs(p).max(0) <= 1e-7 * (1.0 + np.abs(x).max(0))))
     pending = np.flatnonzero(~flat)
     for _ in range(60):
         ok = (phinew[pending]
@@ -399,11 +425,12 @@ def _backtrack(objective, args, x, p, phi, slope, bad):
         pending = pending[~ok]
         if pending.size == 0: break
         t[pending] *= 0.5
-        xnew[pending] = x[pending] + t[pending, None] * p[pending]
-        phinew[pending] = objective(xnew[pending], *_rows(args, pending, len(x)))
+        xp = _take(x, pending) + t[pending] * _take(p, pending)
+        _put(xnew, pending, xp)
+        phinew[pending] = objective(xp, *_cols(args, pending, n))
     # no decrease at machine precision
-    stuck = np.zeros(len(x), bool); stuck[pending] = True
-    xnew[stuck], phinew[stuck] = x[stuck], phi[stuck]
+    stuck = np.zeros(n, bool); stuck[pending] = True
+    _put(xnew, pending, _take(x, pending)); phinew[pending] = phi[pending]
     return xnew, phinew, t, stuck
 
 # %% ../../nbs/02a_slr_replica.ipynb #cdf331e2
@@ -424,45 +451,73 @@ def _quadratic_stop(step, # (n,) relative length of the step just taken
 
 # %% ../../nbs/02a_slr_replica.ipynb #batched-newton-def
 def _batched_newton(objective, # objective(x, *args, derivatives=False) -> phi (n,)
-                               # or (phi, grad (n, L), hess (n, L, L))
-                   x0, # (n, L) starting points
-                   args, # per-sample arrays (sliced to the active rows) and scalars for `objective`
+                               # or (phi, grad (L, n), hess (L, L, n)), token-major
+                   x0, # (L, n) starting points, token-major
+                   args, # per-sample arrays (last axis n, sliced to the active samples) and scalars
                    floor:float=1e-8, # eigenvalue floor of the modified Newton step
                    xtol:float=1e-10, # stop a sample when its step, or the next step that quadratic
                               # convergence predicts, is below xtol (1 + |x|)
                    max_iter:int=100, # Newton iterations
                    neg_step:float=0.0, # least step downhill along a direction of negative curvature
-                   merge=None, # (x, phi) of known minima (n, L), (n,): a sample whose iterate comes
+                   merge=None, # (x, phi) of known minima (L, n), (n,): a sample whose iterate comes
                                # within merge_tol (1 + |x|) of its known minimum where the
                                # Hessian is positive definite stops there
                    merge_tol:float=1e-3, # radius of that merge, relative
                    sym:bool=False, # the Hessians are symmetric (see _newton_direction)
                   ) -> tuple:
-    "Minimise n independent L-dimensional problems at once (modified Newton, backtracking)."
-    x_all = np.array(x0, dtype=float); n = x_all.shape[0]
+    """Minimise n independent L-dimensional problems at once (modified Newton, backtracking),
+    token-major: every per-sample array has the samples on its last axis (numpy's inner loops run
+    over them). Returns (x (L, n), phi, n_unconverged)."""
+    x_all = np.array(x0, dtype=float); n = x_all.shape[1]
     active, phi_all = np.arange(n), np.empty(n)
     prev = np.full(n, np.nan)   # the last full Newton step of each sample (relative length)
     for _ in range(max_iter):
         if active.size == 0: break
         full = active.size == n
-        a_act = args if full else _rows(args, active, n)
-        x = x_all.copy() if full else x_all[active]
+        a_act = args if full else _cols(args, active, n)
+        x = x_all.copy() if full else _take(x_all, active)
         phi, g, H = objective(x, *a_act, derivatives=True)
         p, bad = _newton_direction(H, g, floor, neg_step, sym)
-        xnew, phinew, t, stuck = _backtrack(objective, a_act, x, p, phi, _lsum(g * p), bad)
-        x_all[active], phi_all[active] = xnew, phinew
-        step = _lmax(np.abs(t[:, None] * p)) / (1.0 + _lmax(np.abs(x)))
+        xnew, phinew, t, stuck = _backtrack(objective, a_act, x, p, phi, (g * p).sum(0), bad)
+        if full: x_all[:], phi_all[:] = xnew, phinew
+        else: _put(x_all, active, xnew); phi_all[active] = phinew
+        step = np.abs(t * p).max(0) / (1.0 + np.abs(x).max(0))
         done = (step <= xtol) | stuck | _quadratic_stop(step, prev[active], t, bad, xtol)
         prev[active] = np.where(t == 1.0, step, np.nan)
         if merge is not None:
             # inside the quadratic basin of a known minimum: Newton would end there
-            near = ~bad & ~done & (_lmax(np.abs(xnew - merge[0][active]))
-                                   <= merge_tol * (1.0 + _lmax(np.abs(xnew))))
+            near = ~bad & ~done & (np.abs(xnew - _take(merge[0], active)).max(0)
+                                   <= merge_tol * (1.0 + np.abs(xnew).max(0)))
             hit = active[near]
-            x_all[hit], phi_all[hit] = merge[0][hit], merge[1][hit]
+            _put(x_all, hit, _take(merge[0], hit)); phi_all[hit] = merge[1][hit]
             done |= near
         active = active[~done]
     return x_all, phi_all, int(active.size)
+
+# %% ../../nbs/02a_slr_replica.ipynb #05e41c54
+def _per_sample(v, n):
+    "Whether v is a per-sample array of more than one axis whose first axis has length n."
+    return isinstance(v, np.ndarray) and v.ndim > 1 and v.shape[0] == n
+
+def _newton_rows(objective, # objective(x (n, L), *args, derivatives=False) -> phi (n,)
+                            # or (phi, grad (n, L), hess (n, L, L)), sample-major
+                 x0, # (n, L) starting points
+                 args, # per-sample arrays (first axis n) and scalars for `objective`
+                 merge=None, # (x (n, L), phi (n,)) of known minima (see _batched_newton)
+                 **kw, # the options of _batched_newton
+                ) -> tuple:
+    "_batched_newton on a sample-major problem: (x (n, L), phi, n_unconverged)."
+    x0 = np.asarray(x0, float); n = len(x0)
+    moved = tuple(_per_sample(v, n) for v in args)
+    def obj(x, *a, derivatives=False):       # token-major view of the sample-major objective
+        a = tuple(np.moveaxis(v, -1, 0) if m else v for v, m in zip(a, moved))
+        out = objective(x.T, *a, derivatives=derivatives)
+        if not derivatives: return out
+        return out[0], np.asarray(out[1]).T, np.asarray(out[2]).transpose(1, 2, 0)
+    tm = tuple(np.moveaxis(v, 0, -1) if m else v for v, m in zip(args, moved))
+    mg = None if merge is None else (np.ascontiguousarray(np.asarray(merge[0]).T), merge[1])
+    x, phi, left = _batched_newton(obj, np.ascontiguousarray(x0.T), tm, merge=mg, **kw)
+    return np.ascontiguousarray(x.T), phi, left
 
 # %% ../../nbs/02a_slr_replica.ipynb #prox-newton-def
 _NEWTON_BLOCK = 16384   # samples per block of the batched Newton prox
@@ -486,21 +541,30 @@ def _prox_newton(activation, # name or Activation
     chi = np.array(omk if x0 is None else x0, dtype=float)
     if mask is not None and mask.all(): mask = None   # same values, fewer operations
     if mask is not None: chi = np.where(mask, chi, omk)
-    def obj(x, omk, omv, y, mask, derivatives=False):
-        return _prox_objective(act, x, omk, omv, y, Vk, Vv, mask, c, derivatives)
+    T = lambda a: None if a is None else np.ascontiguousarray(a.T)   # token-major
+    if mask is None and getattr(act, "name", "") == "softmax":
+        def obj(X, K, V, y, derivatives=False):
+            return _softmax_prox(X, K, V, y, Vk, Vv, derivatives)
+        args = (T(omk), T(omv), y)
+    else:
+        def obj(X, K, V, y, M, derivatives=False):   # the general route is sample-major
+            out = _prox_objective(act, X.T, K.T, V.T, y, Vk, Vv, None if M is None else M.T, c,
+                                  derivatives)
+            return (out[0], out[1].T, out[2].transpose(1, 2, 0)) if derivatives else out
+        args = (T(omk), T(omv), y, T(mask))
     # Vk < 0 only on diverging iterates
     kw = {"floor": 1e-8 / Vk, "xtol": xtol, "max_iter": max_iter,
           "neg_step": 0.1 * math.sqrt(abs(Vk)), "sym": True}
-    args, n, B = (omk, omv, y, mask), len(chi), _NEWTON_BLOCK
-    if n <= B: return _batched_newton(obj, chi, args, merge=merge, **kw)
+    X0, n, B = T(chi), len(chi), _NEWTON_BLOCK
+    mg = None if merge is None else (T(merge[0]), merge[1])
     # in blocks of samples: the arrays of a Newton step stay in cache (the samples are independent)
-    x, phi, left = np.empty_like(chi), np.empty(n), 0
+    x, phi, left = np.empty_like(X0), np.empty(n), 0
     for a in range(0, n, B):
         s = slice(a, a + B)
-        x[s], phi[s], lf = _batched_newton(obj, chi[s], _rows(args, s, n), merge=None if merge is
-                                           None else (merge[0][s], merge[1][s]), **kw)
+        x[:, s], phi[s], lf = _batched_newton(obj, X0[:, s], _cols(args, s, n), merge=None if mg is
+                                              None else (mg[0][:, s], mg[1][s]), **kw)
         left += lf
-    return x, phi, left
+    return np.ascontiguousarray(x.T), phi, left
 
 # %% ../../nbs/02a_slr_replica.ipynb #newton-public
 def _merge_pair(merge, shape):
@@ -603,8 +667,8 @@ def batched_newton(objective, # objective(x, *args, derivatives=False) -> phi (n
     max_iter = check_int("max_iter", max_iter, lo=1, hi=10**6)
     neg_step = check_real("neg_step", neg_step, lo=0.0)
     merge_tol = check_real("merge_tol", merge_tol, lo=0.0)
-    return _batched_newton(objective, x0, tuple(args), floor, xtol, max_iter, neg_step,
-                           _merge_pair(merge, x0.shape), merge_tol)
+    return _newton_rows(objective, x0, tuple(args), _merge_pair(merge, x0.shape), floor=floor,
+                        xtol=xtol, max_iter=max_iter, neg_step=neg_step, merge_tol=merge_tol)
 
 # %% ../../nbs/02a_slr_replica.ipynb #prox-newton-public
 def prox_newton(activation, # name or Activation
@@ -770,7 +834,7 @@ def _design_neighbours(L, normalised, n_scan, shift, k=_SCAN_NEIGHBOURS):
     return nb
 
 _SCAN_R_REF = 2.0   # on the disk, every sample's design is at least as fine as n_scan points at
-_SCAN_K_MIN = 16    # radius 2: fewer points where the radius is smaller, never below 16
+_SCAN_K_MIN = 8     # radius 2: fewer points where the radius is smaller, never below 8
 
 def _scan_levels(R, n_scan, dim):
     """Halvings of n_scan per sample: one per factor 2 by which the volume of its disk (radius R,
@@ -781,21 +845,24 @@ def _scan_levels(R, n_scan, dim):
     return np.clip(np.where(np.isnan(j), 0, j), 0, top).astype(int)
 
 def _basin_starts(act, P, R, m, ball, nb, keep, best):
-    """Starts from one design on all rows of P, as (x0, rows): among the `keep` lowest points of the
-    Sobol ball per sample, those lower than their `nb` neighbours (a basin of the scan) and not
-    within _SCAN_NEAR R of the best minimum so far (its own)."""
-    omk = P[0]; n = len(omk); rows = np.arange(n)
-    check_memory("n_scan", 8.0 * n * (len(ball) + 1))     # every sample's values at every point
+    """Starts from one design on all rows of P, as a list over the `keep` lowest points of the
+    Sobol ball per sample of (x0, rows): those lower than their `nb` neighbours (a basin of the
+    scan) and not within _SCAN_NEAR R of the best minimum so far (its own). Each row appears at
+    most once per entry of the list."""
+    omk = P[0]; n, K = len(omk), len(ball)
+    check_memory("n_scan", 8.0 * n * (K + 1))     # every sample's values at every point
     p = _ball_values(act, P, ball, R, m)
-    idx = (np.argpartition(p, keep - 1, axis=1)[:, :keep] if keep < len(ball)
-           else np.broadcast_to(np.arange(keep) % len(ball), (n, keep)))
-    out = []
-    for j in range(keep):
-        r = np.flatnonzero(p[rows, idx[:, j]] <= p[rows[:, None], nb[idx[:, j]]].min(1))
-        x0 = omk[r] + (R[r, None] * ball[idx[r, j]]) * m[r]
-        far = _lmax(np.abs(x0 - best[r])) > _SCAN_NEAR * R[r]     # not in the best's own basin
-        out.append((x0[far], r[far]))
-    return out
+    idx = (np.argpartition(p, keep - 1, axis=1)[:, :keep] if keep < K
+           else np.broadcast_to(np.arange(keep) % K, (n, keep)))
+    # all (sample, kept point) pairs at once, on the flat values (one gather per neighbour)
+    flat, base = p.ravel(), (np.arange(n) * K)[:, None]
+    low, nbi = flat[base + idx], nb[idx] + base[:, :, None]
+    nmin = flat[nbi[:, :, 0]]
+    for k in range(1, nb.shape[1]): np.minimum(nmin, flat[nbi[:, :, k]], out=nmin)
+    r, j = np.nonzero(low <= nmin)
+    x0 = omk[r] + (R[r, None] * ball[idx[r, j]]) * m[r]
+    far = _lmax(np.abs(x0 - best[r])) > _SCAN_NEAR * R[r]     # not in the best's own basin
+    return [(x0[s], r[s]) for jj in range(keep) for s in [np.flatnonzero(far & (j == jj))]]
 
 def _scan_starts(act, P, R, m, scan, keep, best, lev):
     """Newton starts of the global prox, as (x0, rows): the basins of each sample's scan (on the
@@ -810,7 +877,7 @@ def _scan_starts(act, P, R, m, scan, keep, best, lev):
         nb = _design_neighbours(L, normalised, n_scan >> j, shift)
         Pj, Rj, mj, bj = ((P, R, m, best) if r.size == n
                           else (_rows(P, r, n), *_rows((R, m, best), r, n)))
-        for x0, rr in _basin_starts(act, Pj, Rj, mj, ball, nb, keep, bj): out.append((x0, r[rr]))
+        out += [(x0, r[rr]) for x0, rr in _basin_starts(act, Pj, Rj, mj, ball, nb, keep, bj)]
     omk, T = P[0], np.array(_RADII)
     for d in _ball_design(L, normalised, n_scan, shift=shift)[1]:   # token moves at their best t
         t = T[np.argmin(_ball_values(act, P, T[:, None] * d, R, m), 1)]
@@ -851,14 +918,16 @@ def _prox_global(act, omk, omv, y, Vk, Vv, mask=None, c=0.0, warm=None, n_scan=N
     m = np.ones((n, L), bool) if mask is None else np.asarray(mask, bool)
     P = (omk, omv, y, Vk, Vv, mask, c)
     best = bphi = None; left = 0; second = np.full(n, np.inf); chi2 = omk.copy()
-    def start(x0, rows=None):         # Newton from x0 on `rows` (all when None)
-        nonlocal best, bphi, left
-        if rows is not None and rows.size == 0: return
+    def newton(x0, rows=None):        # Newton from x0 on `rows` (all when None; may repeat)
+        nonlocal left
         cut = (lambda a: a) if rows is None else (lambda a: None if a is None else a[rows])
         merge = None if best is None else (cut(best), cut(bphi))
         chi, phi, lf = _prox_newton(act, cut(omk), cut(omv), cut(y), Vk, Vv, cut(mask), c, x0=x0,
                                     xtol=xtol, merge=merge)
         left = max(left, lf)
+        return chi, phi
+    def fold(chi, phi, rows=None):    # a start's minima into best and second (rows: no repeats)
+        nonlocal best, bphi
         if best is None:
             best, bphi = chi, phi; return
         r = slice(None) if rows is None else rows
@@ -871,7 +940,7 @@ def _prox_global(act, omk, omv, y, Vk, Vv, mask=None, c=0.0, warm=None, n_scan=N
         bb[b] = chi[b]; best[r] = bb; bphi[r] = np.where(b, phi, bp)
     if known is not None: best, bphi = np.array(known[0], float), np.array(known[1], float)
     for x0 in ([] if warm is None else [np.asarray(warm, float)]) + ([omk] if omk_start else []):
-        start(x0)
+        fold(*newton(x0))
     # a lower minimum lies within |chi - omk|^2 <= 2 V_k phi_best (phi >= |chi - omk|^2 / (2 V_k));
     # with `gap`, also every minimum within the guard's margin of phi_best
     top = bphi + (_GUARD_GAP * (1.0 + np.abs(bphi)) if gap else 0.0)
@@ -880,7 +949,17 @@ def _prox_global(act, omk, omv, y, Vk, Vv, mask=None, c=0.0, warm=None, n_scan=N
     scan = (L, act.normalised, n_scan, shift)
     lev = _scan_levels(R, n_scan, L - 1) if shift else np.zeros(n, int)   # each sample's design
     check_seconds("n_scan, keep", _scan_cost(scan, keep, lev))
-    for x0, rows in _scan_starts(act, P, R, m, scan, keep, best, lev): start(x0, rows)
+    # the scan's starts in one batched Newton call (merging into the best before the scan), then
+    # folded start by start
+    starts = [(x0, r) for x0, r in _scan_starts(act, P, R, m, scan, keep, best, lev)
+              if r is None or r.size]
+    if starts:
+        rows = np.concatenate([np.arange(n) if r is None else r for _, r in starts])
+        chi, phi = newton(np.concatenate([x0 for x0, _ in starts]), rows)
+        a = 0
+        for _, r in starts:
+            k = n if r is None else r.size
+            fold(chi[a:a + k], phi[a:a + k], r); a += k
     return (best, bphi, left, second - bphi, chi2) if gap else (best, bphi, left)
 
 
@@ -897,7 +976,7 @@ def prox_global(activation, # name or Activation
                 n_scan:int|None=None, # Sobol points of the scan; default 512 * 2^max(0, L - 3)
                                       # (with the token moves), softmax: 128 * 2^max(0, L - 3)
                                       # on the disk sum(chi - omk) = 0, halved per factor 2 of
-                                      # disk volume below radius 2 (down to 16 points)
+                                      # disk volume below radius 2 (down to 8 points)
                 keep:int|None=None, # best Sobol points per sample; Newton starts from those
                                     # lower than their 4 nearest design points (basins of the
                                     # scan); default 6, 2 L + 2 for L > 3
@@ -929,7 +1008,7 @@ def prox_global(activation, # name or Activation
     n_scan : int | None, default None
         Sobol points of the scan; default 512 * 2^max(0, L - 3) (with the token moves), softmax: 128
         * 2^max(0, L - 3) on the disk sum(chi - omk) = 0, halved per factor 2 of disk volume below
-        radius 2 (down to 16 points)
+        radius 2 (down to 8 points)
     keep : int | None, default None
         best Sobol points per sample; Newton starts from those lower than their 4 nearest design
         points (basins of the scan); default 6, 2 L + 2 for L > 3
@@ -1115,6 +1194,31 @@ def _stein_weights(x, S):
     if np.all(S.mask): return Ak, Bk, Av, Bv      # full rows: the mask products are the identity
     return Ak, Bk, (None if Av is None else Av * S.mask), Bv * S.mask
 
+# %% ../../nbs/02a_slr_replica.ipynb #1d2056d7
+def _stein_dots(x, S, gk, gv):
+    """The means E[g_k . A_k], E[g_k . B_k], E[g_v . A_v], E[g_v . B_v] of the Stein estimators (the
+    weights of _stein_weights) by linearity over the sample's arrays, without the weights (None
+    where A is undefined). gk (n, L) already masked, as in _hats."""
+    m_k, q_k, _, m_v, q_v, _ = x
+    n = len(S.y)
+    E = lambda a, b: np.vdot(a, b) / n
+    if S.form == "full":
+        Ck, Cv = max(q_k - m_k**2, 0.0), max(q_v - m_v**2, 0.0)
+        return (E(gk, S.xi_k) / math.sqrt(Ck) if Ck > 0 else None, E(gk, S.chi_star),
+                E(gv, S.xi_v) / math.sqrt(Cv) if Cv > 0 else None, E(gv, S.z_star))
+    rows, d2 = np.arange(n), 1.0 + S.noise**2
+    xk = E(gk, S.xi_k)
+    A_k = xk / math.sqrt(q_k) if q_k > 0 else None
+    B_k = E(gk, S.chi_star) + ((m_k / math.sqrt(q_k)) * xk if q_k > 0 else 0.0)
+    if not np.all(S.mask): gv = gv * S.mask            # the weights' mask products
+    ge, ue = gv[rows, S.eps], S.xi_v[rows, S.eps]      # the teacher's token
+    Cc = q_v - m_v**2 / d2                              # Var(omega^v_eps | y)
+    xv, xe = E(gv, S.xi_v), np.dot(ge, ue) / n          # xi_v over all tokens, its eps part
+    B_v = ((m_v / math.sqrt(q_v)) * (xv - xe) if q_v > 0 else 0.0) + np.dot(ge, S.y) / (n * d2)
+    if Cc > 0: B_v += (m_v * S.noise**2 / d2) / math.sqrt(Cc) * xe
+    A_v = (xv - xe) / math.sqrt(q_v) + xe / math.sqrt(Cc) if q_v > 0 and Cc > 0 else None
+    return A_k, B_k, A_v, B_v
+
 # %% ../../nbs/02a_slr_replica.ipynb #prior-update-def
 def prior_update(hats, # the six conjugates (mhat_k, qhat_k, Vhat_k, mhat_v, qhat_v, Vhat_v)
                  lam_k:float, # ridge strength of k
@@ -1201,21 +1305,21 @@ def _hats(act, x, S, alpha, c, best, vhat, fields=None):
     `fields`: _fields(x, S)."""
     m_k, _, V_k, m_v, _, V_v = x
     omk, omv, _, _ = _fields(x, S) if fields is None else fields
-    Ak, Bk, Av, Bv = _stein_weights(x, S)
     full = bool(np.all(S.mask))      # full rows: no mask products, the short-axis softmax
     sm = full and getattr(act, "name", "") == "softmax"
     s = _softmax(best, None) if sm else act.value(best, mask=S.mask, c=c)
     r = (S.y - _lsum(s * omv)) / (1.0 + V_v * _lsum(s * s))
     gk, gv = (best - omk) / V_k, r[:, None] * s
     if not full: gk = gk * S.mask
-    if vhat == "jacobian" or Ak is None or Av is None:
+    EAk, EBk, EAv, EBv = _stein_dots(x, S, gk, gv)      # the means E[g . A], E[g . B]
+    if vhat == "jacobian" or EAk is None or EAv is None:
         Jd = _prox_jacobian_diag(act, best, omv, S, r, s, V_k, V_v, c)
         jk, jv = -alpha * np.mean(Jd[0]), -alpha * np.mean(Jd[1])
     E = lambda a, b: np.vdot(a, b) / len(a)   # mean over the samples of sum_l a_l b_l (a BLAS dot)
-    Vh_k = -alpha * E(gk, Ak) if (Ak is not None and vhat == "stein") else jk
-    Vh_v = -alpha * E(gv, Av) if (Av is not None and vhat == "stein") else jv
-    hats = np.array([alpha * E(gk, Bk) + Vh_k * m_k, alpha * E(gk, gk), Vh_k,
-                     alpha * E(gv, Bv) + Vh_v * m_v, alpha * E(gv, gv), Vh_v])
+    Vh_k = -alpha * EAk if (EAk is not None and vhat == "stein") else jk
+    Vh_v = -alpha * EAv if (EAv is not None and vhat == "stein") else jv
+    hats = np.array([alpha * EBk + Vh_k * m_k, alpha * E(gk, gk), Vh_k,
+                     alpha * EBv + Vh_v * m_v, alpha * E(gv, gv), Vh_v])
     return hats, s, r
 
 # %% ../../nbs/02a_slr_replica.ipynb #upd-core
@@ -2004,7 +2108,7 @@ class ReplicaOptions:
     vhat : str, default 'stein'
         estimator of Vhat: "stein" (counts prox jumps) or "jacobian" (less noisy)
     presolve : bool, default True
-        without warm start: first solve on an eighth of the first sample
+        without warm start: first solve on a sixteenth of the first sample
     warm_kw : dict | None, default None
         fixed-point options of warm-started solves (None: Anderson at once)
     prox_starts : str, default 'both'
@@ -2027,7 +2131,7 @@ class ReplicaOptions:
     test_method: str = "auto" # route of population_risk for the test error, or "monte carlo"
     diagnostics: bool = True # compute the RS stability diagnostics
     vhat: str = "stein" # estimator of Vhat: "stein" (counts prox jumps) or "jacobian" (less noisy)
-    presolve: bool = True # without warm start: first solve on an eighth of the first sample
+    presolve: bool = True # without warm start: first solve on a sixteenth of the first sample
     warm_kw: dict|None = None # fixed-point options of warm-started solves (None: Anderson at once)
     prox_starts: str = "both" # "both" (warm and omega^k), "warm" or "global" (prox_global) per map
     prox_guard: bool = True # guard each fixed point with prox_global (False: the two-start guard)
@@ -2344,9 +2448,9 @@ def _solve_net(job, S, S_test, x0, warm_i, kw_i, near=False, secants=None):
     return out
 
 def _presolve(job, S, x0, fp_kw):
-    """A coarse solve on the first eighth of the first net: a better start for the full solves
+    """A coarse solve on the first sixteenth of the first net: a better start for the full solves
     (x, map evaluations, converged, Anderson's secants)."""
-    S0 = _subsample(S, len(S.y) // 8)
+    S0 = _subsample(S, len(S.y) // 16)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -2489,8 +2593,9 @@ def _solve_nets(job, Ss, x0, warm, fp_kw):
     nets, hist = [], []
     for i in range(len(Ss)):
         kw_i = dict(fp_kw, history=o.history and i == 0)
-        # near the answer: Anderson at once
-        if i > 0 or not cold: kw_i.update(warm_kw)
+        # near the answer (a warm start, the last net's fixed point or a converged presolve):
+        # Anderson at once
+        if i > 0 or not cold or near: kw_i.update(warm_kw)
         o_i = _solve_net(job, Ss[i], Ss[0], x0, warm[i], kw_i, near, sec)
         if i == 0: hist = o_i["res"].history
         # warm start of the next randomisation (near its fixed point: no coarse solve)
@@ -2895,8 +3000,8 @@ def _matrix_channel(act, S, x, alpha, c, state):
     obj = _prox_matrix_objective(act, P, c)
     best, bphi = None, None
     for x0 in ([omk] if state["chi"] is None else [state["chi"], omk]):
-        chi, phi, _ = _batched_newton(obj, x0, (omk, omv, S.y, S.mask),
-                                      floor=1e-8 * np.abs(P).max(), xtol=1e-9)
+        chi, phi, _ = _newton_rows(obj, x0, (omk, omv, S.y, S.mask),
+                                   floor=1e-8 * np.abs(P).max(), xtol=1e-9)
         if best is None: best, bphi = chi, phi
         else:
             bt = phi < bphi; best[bt] = chi[bt]; bphi = np.where(bt, phi, bphi)
