@@ -24,7 +24,7 @@ which stays reachable as `integration="mc", n_rand=1`).
    target < 60 s). `agree`: former against current at six points of tests/test_slr_replica.py (spiked and max-SLR;
    softmax, linear, softplus; RS-stable and RS-unstable): the test errors within their error bars, and the CPU ratio;
    `agree_previous`: the same against PREVIOUS.
-   `target`: the current solver at the quickstart point with 1x, 2x and 4x the default n_mc, 8 seeds each (the spread
+   `target`: the current solver at the quickstart point with 1x, 2x and 4x the default n_mc, 32 seeds each (the spread
    of the test error over the seeds against the CPU time: what s.e. <= 2e-4 costs).
 
 Measured 2026-12-05, second round (`target guard quickstart agree_previous`, one BLAS thread, load 0.5-1.0 on 2
@@ -59,9 +59,9 @@ from attnstat.slr.replica import replica_erm, replica_curve, channel_sample, pro
 # the replica solver when issue 33's second round began (12 s CPU per quickstart point at load ~1; a ball scan of 512
 # Sobol points at L = 3, a coarse solve and Newton from two starts on every randomisation): the baseline of the ratios
 FORMER = "c764245"
-# the solver before this round (stop 36: the quadratic Newton stop, the float32 scan with its basin filter, the
-# carried Anderson secants; 5.0 s CPU per point at n_mc = 262144): the "previous" of the ratios of this round
-PREVIOUS = "cb20c2e"
+# the solver before this round (stop 37: the scan's design per sample, the token-major stability diagnostics; 2.8 s
+# CPU per point at n_mc = 262144): the "previous" of the ratios of this round
+PREVIOUS = "c98deaf"
 
 def quickstart(quick=False, commits=(("former", FORMER), ("previous", PREVIOUS))):
     "The README's replica point, former and previous (git commits) against current, in one process (CPU time)."
@@ -131,7 +131,7 @@ def agree(quick=False, commit=FORMER, label="former"):
     ratio(f"replica points of the test suite, CPU: {label} ({commit}) / new", cpu[0] / cpu[1], f"{len(AGREE_POINTS)} points; "
           f"largest test-error difference {worst:.2f} combined s.e.")
 
-def target(factors=(1, 2, 4), seeds=range(16), quick=False, commit=FORMER):
+def target(factors=(1, 2, 4), seeds=range(32), quick=False, commit=FORMER):
     """Issue 33's target, a replica point at s.e. <= 2e-4 in <= 3 s CPU on the machine where the former solver took
     12.1 s: here the former solver's quickstart point is timed first, in the same process, and the target scales with
     it (3 s x former CPU / 12.1 s). Then the current solver at 1x, 2x and 4x the default n_mc, each over `seeds`: the
