@@ -44,6 +44,18 @@ agree to 1e-6); cost per precision 8.1x, 10.9x and 17.9x (target 20.4x): a sprea
 scaled target. Paired in one process at n_mc = 262144, 6 seeds: previous 5.26 s, new 3.94 s median (1.26x, the
 machine slow then). `guard`, refitted: estimates within 0.62-1.36x of the measured CPU.
 
+Measured 2026-12-06, fourth round (same sections, one BLAS thread, load 0.8-1.0 on 2 cores; PREVIOUS = c98deaf, the
+third round): quickstart point former 10.12 s, previous 1.53 s, new 1.11 s (1.39x previous, 9.15x former; test error
+0.577765, s.e. 4.52e-4 in both); the six agreement points within 0.01 combined s.e., CPU 33.1 s -> 24.8 s (1.34x).
+`target`, now 32 seeds per size, former 8.1 s here (the 3 s target scales to 2.00 s): n_mc 65536 0.60 s per point
+(spread 4.63e-4), 131072 1.25 s (2.79e-4), 262144 2.81 s mean, 2.46 s median (1.62e-4; map evaluations 39-123: the
+seeds where a warm-started map cycles and is redone with both starts cost about 1.5 s more); cost per precision 13.5x,
+17.8x and 23.5x (target 20.4x), but a spread <= 2e-4 costs 2.81 s, 1.40x the scaled 2.00 s. Another 32 seeds
+(3000-3031) at 262144 spread by 1.97e-4 (cost per precision 15.9x with it): the 32-seed spread itself scatters by
+about 13 %. The reported s.e. (rms over the seeds) is 2.41e-4 against the spread of 1.62e-4 at 262144 (2.26e-4 against
+1.97e-4 on the other seeds), 5.33e-4 against 4.63e-4 at 65536: conservative. `guard`: estimates within 1.03-1.49x of
+the measured CPU.
+
 Sections can be chosen by name: `python benchmarks/bench_slr_replica.py precision curve prox`; `--quick` runs every
 section at toy size (seconds: a smoke test that the benchmark still runs, not a measurement).
 """
