@@ -56,6 +56,19 @@ about 13 %. The reported s.e. (rms over the seeds) is 2.41e-4 against the spread
 1.97e-4 on the other seeds), 5.33e-4 against 4.63e-4 at 65536: conservative. `guard`: estimates within 1.03-1.49x of
 the measured CPU.
 
+Measured 2026-12-06, fifth round (`quickstart agree_previous target`, then `target` again; one BLAS thread, load
+0.4-1.0 on 2 cores; PREVIOUS = ffd1e4a, the fourth round): a followed sample whose two prox minima cross at the fixed
+point keeps its basin (the warm-started map no longer cycles: 0 retries with both starts in 32 seeds at n_mc = 262144,
+against 8), and the first evaluation after a guard reuses its prox. Quickstart point former 8.18 s, previous 0.60 s,
+new 0.57 s (1.06x previous, 14.3x former; the same test error 0.577765 and s.e. 4.52e-4); the six agreement points
+equal to 0.00 combined s.e., CPU 22.4 s -> 21.1 s. `target`, 32 seeds per size, two runs: former 7.9 s and 8.0 s (the
+3 s target scales to 1.96 s and 1.99 s): n_mc 65536 0.61 / 0.59 s per point (spread 4.64e-4), 131072 0.95 / 1.05 s
+(2.79e-4), 262144 1.94 / 1.92 s (1.62e-4; map evaluations 39-60); cost per precision 13.0-13.6x, 20.9-22.9x and
+33.4-34.2x (target 20.4x); a spread <= 2e-4 costs 1.94 s and 1.92 s, 0.99x and 0.97x the scaled target. Seeds
+3000-3031 at 262144: spread 1.98e-4, 1.85 s per point (pooled over the 64 seeds 1.81e-4: cost per precision about
+27x). Paired in one process against PREVIOUS at 262144 over seeds 0-31: mean 2.29 s -> 1.90 s (1.21x), median
+1.97 s -> 1.89 s, map evaluations 52.1 -> 45.8 on average, test errors equal to 4.2e-6.
+
 Sections can be chosen by name: `python benchmarks/bench_slr_replica.py precision curve prox`; `--quick` runs every
 section at toy size (seconds: a smoke test that the benchmark still runs, not a measurement).
 """
@@ -71,9 +84,9 @@ from attnstat.slr.replica import replica_erm, replica_curve, channel_sample, pro
 # the replica solver when issue 33's second round began (12 s CPU per quickstart point at load ~1; a ball scan of 512
 # Sobol points at L = 3, a coarse solve and Newton from two starts on every randomisation): the baseline of the ratios
 FORMER = "c764245"
-# the solver before this round (stop 37: the scan's design per sample, the token-major stability diagnostics; 2.8 s
-# CPU per point at n_mc = 262144): the "previous" of the ratios of this round
-PREVIOUS = "c98deaf"
+# the solver before this round (stop 38: the scan's starts in one batch, token-major Newton, the inexact map; 2.8 s
+# CPU per point at n_mc = 262144 on average): the "previous" of the ratios of this round
+PREVIOUS = "ffd1e4a"
 
 def quickstart(quick=False, commits=(("former", FORMER), ("previous", PREVIOUS))):
     "The README's replica point, former and previous (git commits) against current, in one process (CPU time)."

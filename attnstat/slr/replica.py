@@ -1266,10 +1266,14 @@ def prior_update(hats, # the six conjugates (mhat_k, qhat_k, Vhat_k, mhat_v, qha
     return np.array(out)
 
 # %% ../../nbs/02a_slr_replica.ipynb #upd-prox
+_ALT_SWAPS = 2   # a tracked second minimum that has swapped with the first this often (back and
+                 # forth) is dropped: the row keeps its basin (see _watch)
+
 def _prox_solve(act, x, S, c, warm, xtol, starts, alt=None, fields=None):
     """The prox of every sample at the overlaps x: Newton from the warm start and/or omega^k, or the
-    global prox (see _channel_update), and from `alt` = (rows, chi) on those rows (the lower of the
-    two is kept, the other tracked in `alt`): (chi, phi, n_better). `fields`: _fields(x, S)."""
+    global prox (see _channel_update), and from `alt` = (rows, chi, swaps) on those rows with fewer
+    than _ALT_SWAPS swaps (the lower of the two is kept, the other tracked in `alt`, a swap
+    counted): (chi, phi, n_better). `fields`: _fields(x, S)."""
     omk, omv, _, _ = _fields(x, S) if fields is None else fields
     V_k, V_v = x[2], x[5]
     best = best_phi = None
@@ -1291,11 +1295,12 @@ def _prox_solve(act, x, S, c, warm, xtol, starts, alt=None, fields=None):
         n_better = int(np.sum(phi < best_phi - 1e-12 * (1.0 + np.abs(best_phi))))
         best[better] = chi[better]; best_phi = np.where(better, phi, best_phi)
     if alt is not None and len(alt[0]):
-        i, cut = alt[0], (lambda a: None if a is None else a[alt[0]])
-        ca, pa, _ = _prox_newton(act, omk[i], omv[i], S.y[i], V_k, V_v, cut(S.mask), c, x0=alt[1],
-                                 xtol=xtol)
+        k = np.flatnonzero(alt[2] < _ALT_SWAPS)          # the rows not pinned
+        i = alt[0][k]; cut = lambda a: None if a is None else a[i]
+        ca, pa, _ = _prox_newton(act, omk[i], omv[i], S.y[i], V_k, V_v, cut(S.mask), c,
+                                 x0=alt[1][k], xtol=xtol)
         b = pa < best_phi[i]
-        alt[1][:] = np.where(b[:, None], best[i], ca)
+        alt[1][k] = np.where(b[:, None], best[i], ca); alt[2][k[b]] += 1
         best[i[b]], best_phi[i[b]] = ca[b], pa[b]
     return best, best_phi, n_better
 
@@ -2255,7 +2260,8 @@ def _replica_map(job, S, state):
     """The map x -> F(x) of one channel sample; the prox solutions of the last call stay in `state`.
     Far from the fixed point the prox need not be exact: each evaluation solves it to 1 % of the
     last evaluation's undamped residual (an inexact map whose error vanishes at the fixed point:
-    about 1e-8 there), never looser than 1e-6 nor tighter than xtol."""
+    about 1e-8 there), never looser than 1e-6 nor tighter than xtol. Where state["at"] is x (a
+    guard has just solved the global prox there, in state["chi"]), no Newton step is taken."""
     o = job.o
     def F(x):
         if not (x[2] > 0 and x[5] > 0 and x[1] >= 0 and x[4] >= 0): return np.full(6, np.nan)
@@ -2265,11 +2271,14 @@ def _replica_map(job, S, state):
                 f"(lam_k={job.lam_k:g}, lam_v={job.lam_v:g}, alpha={job.alpha:g}): with a ridge "
                 "this weak the iteration diverges before reaching a finite fixed point; use a "
                 "larger lam or a start closer to the solution", x=x)
-        res = state.get("res")
+        res, at = state.get("res"), state.pop("at", None)
         xt = o.xtol if res is None else max(o.xtol, min(_PROX_XTOL_MAX, _PROX_INEXACT * res))
-        hats, aux = _channel_update(job.act, x, S, job.alpha, job.c, state["chi"], xt, o.vhat,
-                                    state.get("starts", o.prox_starts), state.get("alt"))
-        state["chi"] = aux["chi"]
+        if at is not None and np.array_equal(at, x):     # the guard's global prox at x
+            hats = _hats(job.act, x, S, job.alpha, job.c, state["chi"], o.vhat)[0]
+        else:
+            hats, aux = _channel_update(job.act, x, S, job.alpha, job.c, state["chi"], xt, o.vhat,
+                                        state.get("starts", o.prox_starts), state.get("alt"))
+            state["chi"] = aux["chi"]
         out = prior_update(hats, job.lam_k, job.lam_v)
         state["res"] = float(np.max(np.abs(out - x))) if np.all(np.isfinite(out)) else None
         return out
@@ -2303,11 +2312,14 @@ def _guard(job, x, S, warm, ref, fields=None):
         ref[0][idx], ref[1][idx], ref[2][idx] = g, gap, g2
     return chi, phi, idx[better], ref
 
-def _watch(ref, phi):
-    """The samples whose second minimum (guard scan) lies within the margin: (rows, its location),
-    tracked by the map between guards (so that a swap of the two is seen during the iteration)."""
+def _watch(ref, phi, pinned=()):
+    """The samples whose second minimum (guard scan) lies within the margin: (rows, its location,
+    swaps), tracked by the map between guards (so that a swap of the two is seen during the
+    iteration). A row that swaps back and forth (_ALT_SWAPS), or is `pinned`, keeps its basin from
+    then on: near the fixed point its two minima cross (one sample moves the map by about
+    alpha V^2 / n), so tracking the lower one makes the map jump across its fixed point."""
     i = np.flatnonzero(ref[1] < _GUARD_GAP * (1.0 + np.abs(phi)))
-    return i, ref[2][i].copy()
+    return i, ref[2][i].copy(), np.where(np.isin(i, pinned), _ALT_SWAPS, 0)
 
 # %% ../../nbs/02a_slr_replica.ipynb #fine-solve-def
 _WARM_TRIES = 15   # evaluations of a solve with Newton from the warm start alone before the retry
@@ -2353,7 +2365,8 @@ def _solve_one(job, S, x0, warm_chi, fp_kw, guard_rounds=3, guard=True, near=Fal
     iteration goes on (up to guard_rounds more rounds), unless it improves only samples it had
     improved before: their global minimum alternates between two basins as the overlaps move, so no
     fixed point gives them their global minimum (the map jumps across it), and more rounds would
-    repeat the cycle. Anderson starts from `secants` (another randomisation's: fixed_point from a
+    repeat the cycle; in the later rounds the samples it improved keep their basin (_watch).
+    Anderson starts from `secants` (another randomisation's: fixed_point from a
     result) and the last ones are returned in the aux dict."""
     o, state = job.o, {"chi": None if warm_chi is None else np.array(warm_chi, float),
                        "secants": secants}
@@ -2362,13 +2375,16 @@ def _solve_one(job, S, x0, warm_chi, fp_kw, guard_rounds=3, guard=True, near=Fal
     n_it, hist, ref = 0, [], None
     if glob and near:
         state["chi"], phi, _, ref = _guard(job, x0, S, state["chi"], None)
+        state["at"] = np.array(x0, float)
     elif glob and fp_kw["atol"] < _GUARD_ATOL:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             res = _fp(F, x0, dict(fp_kw, atol=_GUARD_ATOL, on_fail="warn"), state)
         n_it, hist = int(res.n_iter), list(res.history or [])
         if np.all(np.isfinite(res.x)): x0 = res.x
-        if res.converged: state["chi"], phi, _, ref = _guard(job, res.x, S, state["chi"], None)
+        if res.converged:
+            state["chi"], phi, _, ref = _guard(job, res.x, S, state["chi"], None)
+            state["at"] = res.x
     # the global basins are known: the final guard checks every sample that changed basin or had
     # a competing minimum within _GUARD_GAP, so Newton from the warm start alone suffices
     if ref is not None: state["starts"], state["alt"] = "warm", _watch(ref, phi)
@@ -2379,15 +2395,15 @@ def _solve_one(job, S, x0, warm_chi, fp_kw, guard_rounds=3, guard=True, near=Fal
         chi, n_better, f = state["chi"], 0, _fields(res.x, S)
         if glob:
             chi, phi, better, ref = _guard(job, res.x, S, chi, ref, f)
-            state["alt"] = _watch(ref, phi)
             n_better = 0 if np.all(np.isin(better, seen)) else better.size   # a cycle: stop
             seen = np.union1d(seen, better)
+            state["alt"] = _watch(ref, phi, seen)    # those it improved keep their basin
         else:
             starts = job.guard if guard else o.prox_starts
             chi = _prox_solve(job.act, res.x, S, job.c, chi, o.xtol, starts, None, f)[0]
         hats, s, r = _hats(job.act, res.x, S, job.alpha, job.c, chi, o.vhat, f)
         if not res.converged or n_better == 0: break
-        state["chi"], x0 = chi, res.x
+        state["chi"], state["at"], x0 = chi, res.x, res.x
     res.n_iter, res.history = n_it, hist
     return res, hats, {"chi": chi, "r": r, "s": s, "secants": state["secants"]}
 
