@@ -82,6 +82,12 @@ def _softmax(chi, mask):
     e = np.exp(la - np.where(np.isfinite(m), m, 0.0)[:, None])
     return e / _lsum(e)[:, None]
 
+def _weights(act, chi, mask, c):
+    "The attention weights sigma(chi) (n, L): `_softmax` for softmax on full rows, else act.value."
+    if getattr(act, "name", "") == "softmax" and (mask is None or np.all(mask)):
+        return _softmax(chi, None)
+    return act.value(chi, mask=mask, c=c)
+
 # %% ../../nbs/02a_slr_replica.ipynb #hess-term-def
 def _hess_term(act, chi, a, mask, c):
     """sum_l a_l Hess(sigma_l)(chi), shape (n, L, L): analytic for softmax, linear and erf, central
@@ -749,12 +755,13 @@ def prox_newton(activation, # name or Activation
 # %% ../../nbs/02a_slr_replica.ipynb #c9a2b002
 _RADII = (0.15, 0.3, 0.5, 0.75, 1.0)
 
+@functools.lru_cache(maxsize=32)
 def _ball_design(L, normalised, n_scan, seed=20_251_201, shift=False):
     """Fixed scan design in the unit ball: a scrambled Sobol ball (K, L) and the attention-shifting
-    token moves (directions, L). With `shift` the points fill the disk sum(d) = 0 (uniform, of
-    dimension L - 1; softmax does not see a common shift of the keys, so its minimisers lie there)
-    and there are no token moves (the disk covers them: no miss on 4 x 10^4 samples at L = 2, 3, 5
-    against a many-start reference)."""
+    token moves (directions, L), read-only and cached (every guard scan reuses them). With `shift`
+    the points fill the disk sum(d) = 0 (uniform, of dimension L - 1; softmax does not see a common
+    shift of the keys, so its minimisers lie there) and there are no token moves (the disk covers
+    them: no miss on 4 x 10^4 samples at L = 2, 3, 5 against a many-start reference)."""
     G = sobol_normal(2 ** max(1, round(math.log2(n_scan))), L + 1, seed)
     from scipy.special import ndtr
     shift = shift and L > 1
@@ -767,7 +774,9 @@ def _ball_design(L, normalised, n_scan, seed=20_251_201, shift=False):
         dirs += [-E[l] for l in range(L)]
         dirs += [s * (E[l] + E[m]) / math.sqrt(2) for l in range(L) for m in range(l + 1, L)
                  for s in (1.0, -1.0)]
-    return ball, (np.zeros((0, L)) if shift else np.array(dirs))
+    dirs = np.zeros((0, L)) if shift else np.array(dirs)
+    ball.flags.writeable = dirs.flags.writeable = False
+    return ball, dirs
 
 
 # %% ../../nbs/02a_slr_replica.ipynb #f37d91da
@@ -1311,8 +1320,7 @@ def _hats(act, x, S, alpha, c, best, vhat, fields=None):
     m_k, _, V_k, m_v, _, V_v = x
     omk, omv, _, _ = _fields(x, S) if fields is None else fields
     full = bool(np.all(S.mask))      # full rows: no mask products, the short-axis softmax
-    sm = full and getattr(act, "name", "") == "softmax"
-    s = _softmax(best, None) if sm else act.value(best, mask=S.mask, c=c)
+    s = _weights(act, best, S.mask, c)
     r = (S.y - _lsum(s * omv)) / (1.0 + V_v * _lsum(s * s))
     gk, gv = (best - omk) / V_k, r[:, None] * s
     if not full: gk = gk * S.mask
@@ -1436,13 +1444,15 @@ def _rqmc_sample(model, m, seed):
         n = len(G)
         mu = np.zeros((n, L)); mu[:, 0] = math.sqrt(model.nu)
         y = math.sqrt(1.0 + model.noise**2) * G[:, L]
-        return ChannelSample(mu, None, y, np.ones((n, L), bool), np.zeros(n, int), G[:, :L],
-                             G[:, L + 1:2 * L + 1], G[:, 2 * L + 1:], seed, "rqmc", "conditioned",
-                             float(model.noise))
+        # contiguous columns: every map evaluation reads xi_k and xi_v (strided: 3x slower)
+        C = lambda a: np.ascontiguousarray(a)
+        return ChannelSample(mu, None, y, np.ones((n, L), bool), np.zeros(n, int), C(G[:, :L]),
+                             C(G[:, L + 1:2 * L + 1]), C(G[:, 2 * L + 1:]), seed, "rqmc",
+                             "conditioned", float(model.noise))
     finite_max = np.isfinite(model.nu)
     d = 5 * L + 1 + int(finite_max)
     G = sobol_normal(m, d, seed)
-    xi_k, xi_v, chi, z, zeta = (G[:, i * L:(i + 1) * L] for i in range(5))
+    xi_k, xi_v, chi, z, zeta = (np.ascontiguousarray(G[:, i * L:(i + 1) * L]) for i in range(5))
     g0 = G[:, 5 * L]
     n = len(G); rows = np.arange(n)
     if not finite_max: eps = np.argmax(chi, axis=1)
@@ -1534,7 +1544,7 @@ def _loss_hessian(act, chi, z, r, mask, c):
     """Hessian of (y - f(H))^2/2 in H = (chi, z) at residual r = y - f (all tokens), token-major:
     (2L, 2L, n)."""
     L = chi.shape[1]
-    s = act.value(chi, mask=mask, c=c)
+    s = _weights(act, chi, mask, c)
     if (mask is None or np.all(mask)) and getattr(act, "name", "") == "softmax":
         return _softmax_loss_hessian(s, z, r)
     Js = act.jacobian(chi, mask=mask, c=c)                      # Js[i, j] = d s_i / d chi_j
@@ -1552,26 +1562,32 @@ def _loss_hessian(act, chi, z, r, mask, c):
 def _spd_inverse(T, # (k, k, n) symmetric matrices, token-major (entries contiguous in n)
                 ) -> np.ndarray:
     """Inverses (k, k, n) of n symmetric positive definite k x k matrices by a Cholesky
-    factorisation written out entry by entry over the samples; NaN where one is not positive
-    definite."""
-    k = T.shape[0]
+    factorisation written out entry by entry over the samples, into preallocated rows (no
+    temporaries); NaN where one is not positive definite."""
+    k, n = T.shape[0], T.shape[2]
     C, M = np.empty_like(T), np.empty_like(T)   # A = C C^T, M = C^{-1} (lower triangles only)
+    out, tmp = np.empty_like(T), np.empty(n)
     with np.errstate(invalid="ignore", divide="ignore"):
         for j in range(k):
-            d = T[j, j] - (C[j, :j]**2).sum(0)
-            C[j, j] = np.sqrt(np.where(d > 0, d, np.nan))
+            d = T[j, j].copy()
+            for m in range(j): np.multiply(C[j, m], C[j, m], out=tmp); d -= tmp
+            np.sqrt(np.where(d > 0, d, np.nan), out=C[j, j])
+            np.divide(1.0, C[j, j], out=M[j, j])
             for i in range(j + 1, k):
-                C[i, j] = (T[i, j] - (C[i, :j] * C[j, :j]).sum(0)) / C[j, j]
-        for i in range(k):
-            M[i, i] = 1.0 / C[i, i]
+                c = C[i, j]; c[:] = T[i, j]
+                for m in range(j): np.multiply(C[i, m], C[j, m], out=tmp); c -= tmp
+                c *= M[j, j]
+        for i in range(k):     # M[i, j] = -sum_{m = j..i-1} C[i, m] M[m, j] / C[i, i]
             for j in range(i):
-                M[i, j] = -(C[i, j:i] * M[j:i, j]).sum(0) / C[i, i]
-    out = np.empty_like(T)                                   # A^{-1} = M^T M
-    for i in range(k):
+                a = M[i, j]; np.multiply(C[i, j], M[j, j], out=a)
+                for m in range(j + 1, i): np.multiply(C[i, m], M[m, j], out=tmp); a += tmp
+                a *= M[i, i]; np.negative(a, out=a)
+    for i in range(k):         # A^{-1} = M^T M
         for j in range(i, k):
-            out[i, j] = out[j, i] = (M[j:, i] * M[j:, j]).sum(0)
+            o = out[i, j]; np.multiply(M[j, i], M[j, j], out=o)
+            for m in range(j + 1, k): np.multiply(M[m, i], M[m, j], out=tmp); o += tmp
+            out[j, i] = o
     return out
-
 
 # %% ../../nbs/02a_slr_replica.ipynb #prox-jacobian-def
 def _prox_jacobian(act, chi, omv, S, r, s, V_k, V_v, c):
@@ -1583,7 +1599,7 @@ def _prox_jacobian(act, chi, omv, S, r, s, V_k, V_v, c):
     w = 1.0 / np.repeat([V_k, V_v], L)                      # calV^{-1}
     d = np.arange(2 * L)
     A = K.copy(); A[d, d] += w[:, None]
-    J = _spd_inverse(A) * (w[:, None] * w[None, :])[:, :, None]; J[d, d] -= w[:, None]
+    J = _spd_inverse(A); J *= (w[:, None] * w[None, :])[:, :, None]; J[d, d] -= w[:, None]
     bad = np.flatnonzero(~np.isfinite(J).all((0, 1)))   # not positive definite: the general solve
     if bad.size:
         Kb = K[:, :, bad].transpose(2, 0, 1)
@@ -1626,13 +1642,15 @@ def _stability(activation, # name or Activation
               alpha:float, # sample ratio
               chi, # (n, L) prox solutions at the fixed point
               c:float=0.0, # erf offset
+              estimate:bool=True, # also this sample's replicon estimate (replica_erm pools the
+                                  # samples of all randomisations instead)
              ) -> dict:
     "RS stability diagnostics: replicon rho with its s.e., Stein and Jacobian Vhat, jump parts."
     act = get_activation(activation)
     V_k, V_v = x[2], x[5]
     omk, omv, _, _ = _fields(x, S)
     L = chi.shape[1]
-    s = act.value(chi, mask=S.mask, c=c)
+    s = _weights(act, chi, S.mask, c)
     r = (S.y - _lsum(s * omv)) / (1.0 + V_v * _lsum(s * s))
     J = _prox_jacobian(act, chi, omv, S, r, s, V_k, V_v, c)
     d = np.arange(L)
@@ -1643,7 +1661,9 @@ def _stability(activation, # name or Activation
     st_k = -alpha * _lsum(gk * Ak) if Ak is not None else jac_k
     st_v = -alpha * _lsum(gv * Av) if Av is not None else jac_v
     X3 = _replicon_samples(J, alpha, V_k, V_v)
-    rep = replicon_estimate([X3])
+    nan = float("nan")
+    rep = (replicon_estimate([X3]) if estimate else
+           {"replicon": nan, "replicon_se": nan, "replicon_plain": nan, "T": None})
     return {"replicon": rep["replicon"], "replicon_se": rep["replicon_se"],
             "replicon_plain": rep["replicon_plain"], "T": rep["T"], "T_samples": X3,
             "Vhat_k_stein": st_k, "Vhat_k_jac": jac_k, "Vhat_v_stein": st_v, "Vhat_v_jac": jac_v}
@@ -2246,7 +2266,7 @@ def _mc_test_error(act, x, S, noise, c):
     # conditioned: chi_star is the mean
     sd = math.sqrt(max(q_k - m_k**2, 0.0) if S.form == "full" else max(q_k, 0.0))
     chi = (m_k * S.chi_star + sd * S.zeta) * S.mask
-    s = act.value(chi, mask=S.mask, c=c)
+    s = _weights(act, chi, S.mask, c)
     per = noise**2 + 1.0 - 2 * m_v * s[np.arange(len(s)), S.eps] + q_v * np.sum(s * s, -1)
     return float(per.mean()), float(per.std(ddof=1) / math.sqrt(len(per)))
 
@@ -2466,7 +2486,7 @@ def _solve_net(job, S, S_test, x0, warm_i, kw_i, near=False, secants=None):
            "T": None, "stab": None, "secants": aux["secants"],
            "energy": 0.5 * job.lam_k * x[1] + 0.5 * job.lam_v * x[4] + job.alpha * tl}
     if job.o.diagnostics and np.all(np.isfinite(x)):
-        d = _stability(job.act, x, S, job.alpha, aux["chi"], job.c)
+        d = _stability(job.act, x, S, job.alpha, aux["chi"], job.c, estimate=False)
         jk, jv = d["Vhat_k_stein"] - d["Vhat_k_jac"], d["Vhat_v_stein"] - d["Vhat_v_jac"]
         out["T"] = d["T_samples"]
         out["stab"] = [d["replicon"], np.mean(jk), np.mean(jv), mean_stderr(jk)[1],
@@ -2542,11 +2562,12 @@ def _assemble(job, model, nets, Ss, n_it, hist, seed, sample, init):
     xs, hs, tes, ses, tls = ([o_[k] for o_ in nets] for k in ("x", "hats", "te", "se", "tl"))
     x, x_se = _mean_se(xs, R); h, h_se = _mean_se(hs, R)
     te, te_se = _mean_se(tes, R); tl, tl_se = _mean_se(tls, R)
-    # by quadrature at the mean overlaps
+    # by quadrature at the mean overlaps (its own accuracy, about 1e-13, is not needed)
     if o.test_method != "monte carlo" and np.all(np.isfinite(x)):
         try:
             te = float(population_risk(model, job.act, x[0], max(x[1], x[0]**2), x[3],
-                                       max(x[4], x[3]**2), c=job.c, method=o.test_method).risk)
+                                       max(x[4], x[3]**2), c=job.c, method=o.test_method,
+                                       accuracy=False).risk)
         except ValueError: pass
     X = np.array(xs)
     en, en_se = _mean_se(0.5 * job.lam_k * X[:, 1] + 0.5 * job.lam_v * X[:, 4]
