@@ -91,9 +91,9 @@ from attnstat.slr.replica import replica_erm, replica_curve, channel_sample, pro
 # the replica solver when issue 33's second round began (12 s CPU per quickstart point at load ~1; a ball scan of 512
 # Sobol points at L = 3, a coarse solve and Newton from two starts on every randomisation): the baseline of the ratios
 FORMER = "c764245"
-# the solver before this round (stop 38: the scan's starts in one batch, token-major Newton, the inexact map; 2.8 s
-# CPU per point at n_mc = 262144 on average): the "previous" of the ratios of this round
-PREVIOUS = "ffd1e4a"
+# the solver before this round (stop 39: a followed sample whose two minima cross keeps its basin; 1.9 s CPU per
+# point at n_mc = 262144 on average): the "previous" of the ratios of this round
+PREVIOUS = "bc68cd6"
 
 def quickstart(quick=False, commits=(("former", FORMER), ("previous", PREVIOUS))):
     "The README's replica point, former and previous (git commits) against current, in one process (CPU time)."

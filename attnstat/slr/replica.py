@@ -1162,6 +1162,14 @@ def channel_sample(model:SLRModel, # SpikedSLR or MaxSLR
     return ChannelSample(P.chi_star, P.z_star, np.asarray(P.y, float), m, np.asarray(P.eps),
                          xi_k, xi_v, zeta, seed)
 
+# %% ../../nbs/02a_slr_replica.ipynb #47180fae
+def _loc(S):
+    """The index of each sample's location token in its (n, L) rows: (rows, eps), or (slice, l) when
+    every sample has its location at token l."""
+    e = S.eps
+    if e.size and not np.any(e != e[0]): return slice(None), int(e[0])
+    return np.arange(len(e)), e
+
 # %% ../../nbs/02a_slr_replica.ipynb #fields-def
 def _fields(x, S):
     "omega^k, omega^v (n, L) at the overlaps x, and the conditional variances q - m^2 (full form)."
@@ -1173,10 +1181,9 @@ def _fields(x, S):
     if S.form == "full":
         return (mk(m_k * S.chi_star + math.sqrt(Ck) * S.xi_k),
                 mk(m_v * S.z_star + math.sqrt(Cv) * S.xi_v), Ck, Cv)
-    rows, d2 = np.arange(len(S.y)), 1.0 + S.noise**2
+    at, d2 = _loc(S), 1.0 + S.noise**2
     omv = math.sqrt(max(q_v, 0.0)) * S.xi_v
-    omv[rows, S.eps] = ((m_v / d2) * S.y
-                        + math.sqrt(max(q_v - m_v**2 / d2, 0.0)) * S.xi_v[rows, S.eps])
+    omv[at] = (m_v / d2) * S.y + math.sqrt(max(q_v - m_v**2 / d2, 0.0)) * S.xi_v[at]
     return mk(m_k * S.chi_star + math.sqrt(max(q_k, 0.0)) * S.xi_k), mk(omv), Ck, Cv
 
 # %% ../../nbs/02a_slr_replica.ipynb #stein-weights-def
@@ -1190,16 +1197,16 @@ def _stein_weights(x, S):
     if S.form == "full":
         return (S.xi_k / math.sqrt(Ck) if Ck > 0 else None, S.chi_star,
                 S.xi_v / math.sqrt(Cv) if Cv > 0 else None, S.z_star)
-    rows, d2 = np.arange(len(S.y)), 1.0 + S.noise**2
+    at, d2 = _loc(S), 1.0 + S.noise**2
     Ak = S.xi_k / math.sqrt(q_k) if q_k > 0 else None
     Bk = S.chi_star + (m_k / math.sqrt(q_k)) * S.xi_k if q_k > 0 else S.chi_star
     Cc = q_v - m_v**2 / d2                                   # Var(omega^v_eps | y)
-    ue = S.xi_v[rows, S.eps]
+    ue = S.xi_v[at]
     Bv = (m_v / math.sqrt(q_v)) * S.xi_v if q_v > 0 else np.zeros_like(S.xi_v)
-    Bv[rows, S.eps] = S.y / d2 + ((m_v * S.noise**2 / d2) * ue / math.sqrt(Cc) if Cc > 0 else 0.0)
+    Bv[at] = S.y / d2 + ((m_v * S.noise**2 / d2) * ue / math.sqrt(Cc) if Cc > 0 else 0.0)
     Av = None
     if q_v > 0 and Cc > 0:
-        Av = S.xi_v / math.sqrt(q_v); Av[rows, S.eps] = ue / math.sqrt(Cc)
+        Av = S.xi_v / math.sqrt(q_v); Av[at] = ue / math.sqrt(Cc)
     if np.all(S.mask): return Ak, Bk, Av, Bv      # full rows: the mask products are the identity
     return Ak, Bk, (None if Av is None else Av * S.mask), Bv * S.mask
 
@@ -1215,12 +1222,12 @@ def _stein_dots(x, S, gk, gv):
         Ck, Cv = max(q_k - m_k**2, 0.0), max(q_v - m_v**2, 0.0)
         return (E(gk, S.xi_k) / math.sqrt(Ck) if Ck > 0 else None, E(gk, S.chi_star),
                 E(gv, S.xi_v) / math.sqrt(Cv) if Cv > 0 else None, E(gv, S.z_star))
-    rows, d2 = np.arange(n), 1.0 + S.noise**2
+    at, d2 = _loc(S), 1.0 + S.noise**2
     xk = E(gk, S.xi_k)
     A_k = xk / math.sqrt(q_k) if q_k > 0 else None
     B_k = E(gk, S.chi_star) + ((m_k / math.sqrt(q_k)) * xk if q_k > 0 else 0.0)
     if not np.all(S.mask): gv = gv * S.mask            # the weights' mask products
-    ge, ue = gv[rows, S.eps], S.xi_v[rows, S.eps]      # the teacher's token
+    ge, ue = gv[at], S.xi_v[at]                         # the teacher's token
     Cc = q_v - m_v**2 / d2                              # Var(omega^v_eps | y)
     xv, xe = E(gv, S.xi_v), np.dot(ge, ue) / n          # xi_v over all tokens, its eps part
     B_v = ((m_v / math.sqrt(q_v)) * (xv - xe) if q_v > 0 else 0.0) + np.dot(ge, S.y) / (n * d2)
@@ -1622,11 +1629,14 @@ def _replicon_samples(J, alpha, V_k, V_v):
     """Per-sample contributions (n, 3, 3) to the replicon map T from the token-major prox Jacobians
     J (2L, 2L, n)."""
     L, n = J.shape[0] // 2, J.shape[2]
-    # G[l, l', a, b] = J[a L + l, b L + l'] as the rows (a, b) of a 4 x L^2 matrix per sample
-    M = J.reshape(2, L, 2, L, n).transpose(0, 2, 1, 3, 4).reshape(4, L * L, n)
-    Y = np.empty((4, 4, n))                              # per sample M M^T, entry by entry
+    # G[l, l', a, b] = J[a L + l, b L + l']: the blocks (a, b) of J, each (L, L, n), are the rows of
+    # a 4 x L^2 matrix M per sample; Y = M M^T entry by entry (views of J, one product buffer)
+    B = [J[a * L:(a + 1) * L, b * L:(b + 1) * L] for a in range(2) for b in range(2)]
+    Y, tmp = np.empty((4, 4, n)), np.empty((L, L, n))
     for i in range(4):
-        for j in range(i, 4): Y[i, j] = Y[j, i] = (M[i] * M[j]).sum(0)
+        for j in range(i, 4):
+            np.multiply(B[i], B[j], out=tmp)
+            Y[i, j] = tmp.reshape(L * L, n).sum(0); Y[j, i] = Y[i, j]
     # sum_ll' G (x) G: rows (a, a'), columns (b, b')
     X4 = Y.reshape(2, 2, 2, 2, n).transpose(0, 2, 1, 3, 4).reshape(4, 4, n)
     V = np.array([V_k, V_v]); P = _REPLICON_P
