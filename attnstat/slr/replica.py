@@ -149,31 +149,37 @@ def _softmax_prox(X, K, V, y, Vk, Vv, derivatives=False):
     `derivatives` (as _prox_objective and _softmax_derivs, transposed)."""
     m = X.max(0)
     if not np.all(np.isfinite(m)): m = np.where(np.isfinite(m), m, 0.0)
-    s = np.exp(X - m); s /= s.sum(0)
+    # in place where a temporary would be made (these are the solver's innermost arrays)
+    s = X - m; np.exp(s, out=s); s /= s.sum(0)
     d = X - K
-    N = y - (s * V).sum(0)
-    ss = (s * s).sum(0)
-    Dn = 1.0 + Vv * ss
+    t = s * V
+    N = y - t.sum(0)
+    np.multiply(s, s, out=t); ss = t.sum(0)
+    Dn = Vv * ss; Dn += 1.0
     r = N / Dn
-    phi = (d * d).sum(0) / (2 * Vk) + 0.5 * N * r
+    np.multiply(d, d, out=t); phi = t.sum(0); phi *= 1.0 / (2 * Vk)
+    t0 = 0.5 * N; t0 *= r; phi += t0
     if not derivatives: return phi
-    w = Vv * r * r
-    a = -r * V - w * s
-    u = V + (2 * Vv * r) * s
-    Ja = s * (a - (s * a).sum(0))
-    Ju = s * (u - (s * u).sum(0))
-    E = w * s * s - Ja
-    f = E - (0.5 * w * ss) * s
-    Jd, diag = Ju / Dn, 1.0 / Vk - E
-    L = len(s)
-    H = np.empty((L, L, len(y)))
+    w = Vv * r; w *= r
+    a = V * r; a += w * s; np.negative(a, out=a)          # a = -r V - w s
+    np.multiply(s, a, out=t); a -= t.sum(0); a *= s; Ja = a   # Ja = s (a - s.a)
+    u = (2 * Vv) * r * s; u += V                          # u = V + 2 Vv r s
+    np.multiply(s, u, out=t); u -= t.sum(0); u *= s; Ju = u   # Ju = s (u - s.u)
+    E = s * s; E *= w; E -= Ja                            # E = w s^2 - Ja
+    f = s * (0.5 * w * ss); np.subtract(E, f, out=f)      # f = E - (w ss / 2) s
+    Jd = Ju / Dn
+    L, n = len(s), len(y)
+    H, tmp = np.empty((L, L, n)), np.empty(n)
     for i in range(L):
         for j in range(i, L):
-            h = Ju[i] * Jd[j]; h += f[i] * s[j]; h += s[i] * f[j]
-            if i == j: h += diag[i]
-            H[i, j] = h; H[j, i] = h
-    return phi, d / Vk + Ja, H
-
+            h = H[i, j]
+            np.multiply(Ju[i], Jd[j], out=h)
+            np.multiply(f[i], s[j], out=tmp); h += tmp
+            np.multiply(s[i], f[j], out=tmp); h += tmp
+            if i == j: h -= E[i]; h += 1.0 / Vk
+            else: H[j, i] = h
+    d *= 1.0 / Vk; d += Ja
+    return phi, d, H
 
 # %% ../../nbs/02a_slr_replica.ipynb #prox-obj-def
 def _prox_objective(activation, # name or Activation
